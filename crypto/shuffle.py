@@ -1,0 +1,259 @@
+"""Re-encryption shuffle, its cut-and-choose proof, and audit-mode witnesses.
+
+A shuffle maps an input deck to ``out[j] = reencrypt(in[perm[j]], s_j)``.
+
+*Verified mode* proves it with a Sako–Kilian cut-and-choose argument made non-interactive by
+Fiat–Shamir: the prover builds λ shadow shuffles of the input and commits to each by a hash of
+its bytes; challenge bits are a hash of the **whole statement** (context, joint key, input
+deck, output deck, all shadow hashes). For bit 0 it opens input→shadow (a 32-byte seed from
+which the shadow permutation and randomness are derived), for bit 1 shadow→output (a
+permutation and randomness differences). A prover whose output is not a permutation of
+re-encryptions of its input fails each round with probability 1/2, so it survives with
+probability 2^-λ per attempt. Committing to shadows by hash (rather than sending them) is
+sound because the verifier can rebuild every opened shadow from the input *or* the output,
+both already validated; it shrinks the proof about 3×.
+
+*Audit mode* sends no proof; the shuffler keeps the witness (perm, scalars) and publishes it
+with its secrets at the end of the game, where :func:`check_witness` verifies it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import group as g
+from .elgamal import Ciphertext, reencrypt
+from .errors import MalformedInput
+
+DEFAULT_LAMBDA = 40
+TAG = "shuffle"
+
+
+@dataclass(frozen=True)
+class Witness:
+    """Secret of one shuffle: ``out[j] = reencrypt(in[perm[j]], scalars[j])``."""
+
+    perm: tuple[int, ...]
+    scalars: tuple[int, ...]
+
+    def encode(self) -> list[object]:
+        """msgpack-safe form ``[perm, scalars]``."""
+        return [list(self.perm), [g.encode_scalar(s) for s in self.scalars]]
+
+    @staticmethod
+    def decode(obj: object, n: int) -> Witness:
+        """Parse a published witness for a deck of ``n`` tokens (no permutation check)."""
+        if not isinstance(obj, list) or len(obj) != 2:
+            raise MalformedInput("witness must be [perm, scalars]")
+        perm, scal = obj
+        if not isinstance(perm, list) or not isinstance(scal, list):
+            raise MalformedInput("witness fields must be lists")
+        if len(perm) != n or len(scal) != n:
+            raise MalformedInput(f"witness must have {n} entries")
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in perm):
+            raise MalformedInput("witness permutation must hold integers")
+        return Witness(tuple(perm), tuple(g.decode_scalar(s, "witness scalar") for s in scal))
+
+
+class _Stream:
+    """Deterministic byte stream SHA-512(seed ‖ counter) used to expand shadow seeds."""
+
+    def __init__(self, seed: bytes) -> None:
+        self._seed = seed
+        self._ctr = 0
+        self._buf = b""
+
+    def take(self, n: int) -> bytes:
+        while len(self._buf) < n:
+            self._buf += hashlib.sha512(
+                b"silkroad/shadow" + self._seed + self._ctr.to_bytes(8, "big")
+            ).digest()
+            self._ctr += 1
+        out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+    def below(self, bound: int) -> int:
+        """Uniform integer in ``[0, bound)`` by rejection sampling."""
+        nbytes = (bound.bit_length() + 7) // 8 + 1
+        limit = (256**nbytes // bound) * bound
+        while True:
+            v = int.from_bytes(self.take(nbytes), "big")
+            if v < limit:
+                return v % bound
+
+    def scalar(self) -> int:
+        while True:
+            s = int.from_bytes(self.take(64), "little") % g.L
+            if s:
+                return s
+
+
+def random_permutation(n: int) -> list[int]:
+    """Fisher–Yates over ``secrets.randbelow`` (uniform, CSPRNG)."""
+    p = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = secrets.randbelow(i + 1)
+        p[i], p[j] = p[j], p[i]
+    return p
+
+
+def _seeded_permutation(st: _Stream, n: int) -> list[int]:
+    p = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = st.below(i + 1)
+        p[i], p[j] = p[j], p[i]
+    return p
+
+
+def _expand_seed(seed: bytes, n: int) -> tuple[list[int], list[int]]:
+    st = _Stream(seed)
+    perm = _seeded_permutation(st, n)
+    return perm, [st.scalar() for _ in range(n)]
+
+
+def apply(deck: Sequence[Ciphertext], w: Witness, joint_key: g.Point) -> list[Ciphertext]:
+    """Output of the shuffle described by witness ``w`` (no checks on ``w``)."""
+    return [reencrypt(deck[i], s, joint_key) for i, s in zip(w.perm, w.scalars, strict=True)]
+
+
+def shuffle(deck: Sequence[Ciphertext], joint_key: g.Point) -> tuple[list[Ciphertext], Witness]:
+    """Fresh uniformly random shuffle of ``deck``."""
+    w = Witness(
+        tuple(random_permutation(len(deck))), tuple(g.random_scalar() for _ in deck)
+    )
+    return apply(deck, w, joint_key), w
+
+
+def is_permutation(perm: Sequence[int], n: int) -> bool:
+    """True iff ``perm`` is a permutation of ``range(n)``."""
+    return len(perm) == n and sorted(perm) == list(range(n))
+
+
+def _deck_hash(deck: Sequence[Ciphertext]) -> bytes:
+    h = hashlib.sha256(b"silkroad/shadow-deck")
+    for a, b in deck:
+        h.update(a)
+        h.update(b)
+    return h.digest()
+
+
+def _bits(context: Sequence[object], joint_key: g.Point, inp: Sequence[Ciphertext],
+          out: Sequence[Ciphertext], hashes: Sequence[bytes], lam: int) -> list[int]:
+    stmt = [list(context), joint_key, lam, [list(c) for c in inp], [list(c) for c in out],
+            list(hashes)]
+    bits: list[int] = []
+    ctr = 0
+    while len(bits) < lam:
+        d = g.hash_fields(TAG + "-challenge", [*stmt, ctr])
+        bits.extend((byte >> k) & 1 for byte in d for k in range(8))
+        ctr += 1
+    return bits[:lam]
+
+
+def prove(
+    inp: Sequence[Ciphertext],
+    out: Sequence[Ciphertext],
+    w: Witness,
+    joint_key: g.Point,
+    context: Sequence[object],
+    lam: int = DEFAULT_LAMBDA,
+) -> list[object]:
+    """Cut-and-choose proof ``[shadow_hashes, openings]`` for ``out = apply(inp, w)``.
+
+    Works on any ``w`` (a cheater's fake witness yields a proof that fails verification).
+    """
+    n = len(inp)
+    seeds: list[bytes] = []
+    hashes: list[bytes] = []
+    shadows: list[tuple[list[int], list[int]]] = []
+    for _ in range(lam):
+        seed = secrets.token_bytes(32)
+        phi, u = _expand_seed(seed, n)
+        shadow = [reencrypt(inp[phi[j]], u[j], joint_key) for j in range(n)]
+        seeds.append(seed)
+        hashes.append(_deck_hash(shadow))
+        shadows.append((phi, u))
+    bits = _bits(context, joint_key, inp, out, hashes, lam)
+    openings: list[object] = []
+    for t, bit in enumerate(bits):
+        if bit == 0:
+            openings.append([seeds[t]])
+            continue
+        phi, u = shadows[t]
+        inv = {v: i for i, v in enumerate(phi)}
+        sigma = [inv.get(w.perm[j], 0) for j in range(n)]
+        diffs = []
+        for j in range(n):
+            d = (w.scalars[j] - u[sigma[j]]) % g.L
+            diffs.append(g.encode_scalar(d) if d else bytes(32))
+        openings.append([sigma, diffs])
+    return [hashes, openings]
+
+
+def verify(
+    inp: Sequence[Ciphertext],
+    out: Sequence[Ciphertext],
+    proof: object,
+    joint_key: g.Point,
+    context: Sequence[object],
+    lam: int = DEFAULT_LAMBDA,
+) -> str | None:
+    """Check a proof against validated decks; return ``None`` if valid, else the reason."""
+    n = len(inp)
+    if len(out) != n:
+        return f"output has {len(out)} tokens, input has {n}"
+    if not isinstance(proof, list) or len(proof) != 2:
+        return "proof must be [shadow_hashes, openings]"
+    hashes, openings = proof
+    if not isinstance(hashes, list) or not isinstance(openings, list):
+        return "proof fields must be lists"
+    if len(hashes) != lam or len(openings) != lam:
+        return f"proof must have {lam} rounds"
+    if not all(isinstance(h, bytes) and len(h) == 32 for h in hashes):
+        return "shadow hashes must be 32 bytes"
+    bits = _bits(context, joint_key, inp, out, hashes, lam)
+    neg = g.L
+    for t, bit in enumerate(bits):
+        op = openings[t]
+        if bit == 0:
+            if not (isinstance(op, list) and len(op) == 1 and isinstance(op[0], bytes)
+                    and len(op[0]) == 32):
+                return f"round {t}: bad input-side opening"
+            phi, u = _expand_seed(op[0], n)
+            shadow = [reencrypt(inp[phi[j]], u[j], joint_key) for j in range(n)]
+        else:
+            if not (isinstance(op, list) and len(op) == 2 and isinstance(op[0], list)
+                    and isinstance(op[1], list) and len(op[1]) == n):
+                return f"round {t}: bad output-side opening"
+            sigma = op[0]
+            if not all(isinstance(i, int) and not isinstance(i, bool) for i in sigma) or \
+                    not is_permutation(sigma, n):
+                return f"round {t}: output is not a permutation of the shadow"
+            slots: list[Ciphertext | None] = [None] * n
+            for j in range(n):
+                try:
+                    d = g.decode_scalar(op[1][j], "difference")
+                except MalformedInput:
+                    return f"round {t}: bad randomness difference"
+                slots[sigma[j]] = reencrypt(out[j], neg - d, joint_key)
+            shadow = [c for c in slots if c is not None]
+        if _deck_hash(shadow) != hashes[t]:
+            return f"round {t}: opened shadow does not match its commitment"
+    return None
+
+
+def check_witness(
+    inp: Sequence[Ciphertext], out: Sequence[Ciphertext], w: Witness, joint_key: g.Point
+) -> str | None:
+    """Audit-mode check of a published witness; ``None`` if it explains ``out``."""
+    if not is_permutation(w.perm, len(inp)):
+        return "witness permutation is not a permutation (token duplicated or dropped)"
+    if len(out) != len(inp):
+        return "output length differs from input length"
+    for j, ct in enumerate(apply(inp, w, joint_key)):
+        if ct != out[j]:
+            return f"output token {j} is not a re-encryption of input token {w.perm[j]}"
+    return None

@@ -1,0 +1,292 @@
+"""Actions: small immutable records, and their canonical msgpack encoding.
+
+Each action is a NamedTuple (cheap to build on the simulation hot path). Actions
+that involve hidden goods carry *claims* (e.g. "these handles are silk"); the
+engine checks them against public knowledge, and the resolver below it (the
+LocalDealer, or the cryptographic opening in p2p/) verifies them for real.
+
+Encoding: ``[code, field, ...]`` with tuples as arrays — arrays only, no maps or
+floats, so the bytes are canonical.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import msgpack
+
+from engine.errors import DecodeError
+
+RESOLVER = -1
+"""The pseudo-actor for steps decided by the resolver (seed, deal, bag, thief, reveal)."""
+
+
+# --- set-up (resolver) -------------------------------------------------------------
+class Seed(NamedTuple):
+    """The table's public random seed (from a coin flip): lays out the tiles, picks a leader."""
+
+    seed: bytes
+
+
+class Dealt(NamedTuple):
+    """Each player has drawn their hidden starting goods (handles 0..3N-1, in seat order)."""
+
+
+# --- auction -----------------------------------------------------------------------
+class PassBid(NamedTuple):
+    pass
+
+
+class Bid(NamedTuple):
+    amount: int
+
+
+class SellLead(NamedTuple):
+    """The holder sells the leader pawn to the highest bidder."""
+
+
+class KeepLead(NamedTuple):
+    """The holder pays the highest bidder and stays leader."""
+
+
+# --- movement / market flow -----------------------------------------------------------
+class Move(NamedTuple):
+    city: int
+
+
+class TakeTile(NamedTuple):
+    tile: int
+
+
+class PlayBarterer(NamedTuple):
+    """Discard a Barterer to take (and perform) two tiles this turn."""
+
+
+class PassPawn(NamedTuple):
+    to: int
+
+
+# --- performing a tile (or the printed bonus) ------------------------------------------
+class Decline(NamedTuple):
+    """Do not perform (or stop performing) the current tile."""
+
+
+class UseCrook(NamedTuple):
+    """Discard a Crook: goods symbol ``symbol`` on the current tile shows ``colour``."""
+
+    symbol: int
+    colour: int
+
+
+class Sell(NamedTuple):
+    """Seller: sell these handles (claimed to be of the tile's colour)."""
+
+    handles: tuple[int, ...]
+
+
+class Buy(NamedTuple):
+    """Buyer: ask the bag for ``count`` goods of the tile's colour."""
+
+    count: int
+
+
+class Trade(NamedTuple):
+    """Trader: give these handles (claimed to match the tile's left side, in order)."""
+
+    handles: tuple[int, ...]
+
+
+class ExchangePair(NamedTuple):
+    """Exchange up to n: give ``handle`` (claimed ``give``) for one ``receive`` from the bag."""
+
+    handle: int
+    give: int
+    receive: int
+
+
+class ExchangeDone(NamedTuple):
+    """Finish choosing exchange pairs; the bag is asked for all of them at once."""
+
+
+class Steal(NamedTuple):
+    victim: int
+
+
+class Vizier(NamedTuple):
+    colour: int
+
+
+class VizierChoice(NamedTuple):
+    """One player's private choice for a Grand Vizier: reveal these handles (of its colour).
+
+    Not applied on its own: the simultaneous step applies :class:`VizierReveals`."""
+
+    handles: tuple[int, ...]
+
+
+class VizierReveals(NamedTuple):
+    """Everyone's simultaneous reveal, by seat."""
+
+    reveals: tuple[tuple[int, ...], ...]
+
+
+# --- resolutions (actor RESOLVER) ----------------------------------------------------
+class Withdrawn(NamedTuple):
+    """The bag's answer to a request: these bag handles, in request order (empty: none)."""
+
+    handles: tuple[int, ...]
+
+
+class Stolen(NamedTuple):
+    """Index of the taken good in the victim's re-shuffled goods."""
+
+    index: int
+
+
+class FinalReveal(NamedTuple):
+    """Every player's goods colours at the end, by seat, in holding order."""
+
+    colours: tuple[tuple[int, ...], ...]
+
+
+Action = (
+    Seed
+    | Dealt
+    | PassBid
+    | Bid
+    | SellLead
+    | KeepLead
+    | Move
+    | TakeTile
+    | PlayBarterer
+    | PassPawn
+    | Decline
+    | UseCrook
+    | Sell
+    | Buy
+    | Trade
+    | ExchangePair
+    | ExchangeDone
+    | Steal
+    | Vizier
+    | VizierChoice
+    | VizierReveals
+    | Withdrawn
+    | Stolen
+    | FinalReveal
+)
+
+ACTION_TYPES: tuple[type, ...] = (
+    Seed,
+    Dealt,
+    PassBid,
+    Bid,
+    SellLead,
+    KeepLead,
+    Move,
+    TakeTile,
+    PlayBarterer,
+    PassPawn,
+    Decline,
+    UseCrook,
+    Sell,
+    Buy,
+    Trade,
+    ExchangePair,
+    ExchangeDone,
+    Steal,
+    Vizier,
+    VizierChoice,
+    VizierReveals,
+    Withdrawn,
+    Stolen,
+    FinalReveal,
+)
+CODE: dict[type, int] = {t: i for i, t in enumerate(ACTION_TYPES)}
+
+# Field kinds for strict decoding: "i" int, "b" bytes, "I" tuple of ints, "II" tuple of tuples.
+_FIELDS: dict[type, tuple[str, ...]] = {
+    Seed: ("b",),
+    Bid: ("i",),
+    Move: ("i",),
+    TakeTile: ("i",),
+    PassPawn: ("i",),
+    UseCrook: ("i", "i"),
+    Sell: ("I",),
+    Buy: ("i",),
+    Trade: ("I",),
+    ExchangePair: ("i", "i", "i"),
+    Steal: ("i",),
+    Vizier: ("i",),
+    VizierChoice: ("I",),
+    VizierReveals: ("II",),
+    Withdrawn: ("I",),
+    Stolen: ("i",),
+    FinalReveal: ("II",),
+}
+
+MAX_INT = 1 << 31
+
+
+def to_wire(action: Action) -> list[Any]:
+    """The canonical array form of an action."""
+    out: list[Any] = [CODE[type(action)]]
+    for v in action:
+        if isinstance(v, tuple):
+            out.append([list(x) if isinstance(x, tuple) else x for x in v])
+        else:
+            out.append(v)
+    return out
+
+
+def encode(action: Action) -> bytes:
+    return msgpack.packb(to_wire(action), use_bin_type=True)
+
+
+def _int(v: Any, what: str) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or not -MAX_INT < v < MAX_INT:
+        raise DecodeError(f"{what}: expected a small integer, got {type(v).__name__}")
+    return v
+
+
+def _ints(v: Any, what: str) -> tuple[int, ...]:
+    if not isinstance(v, list | tuple) or len(v) > 256:
+        raise DecodeError(f"{what}: expected an array of at most 256 integers")
+    return tuple(_int(x, what) for x in v)
+
+
+def from_wire(obj: Any) -> Action:
+    """Decode the array form, checking every field's type; raise DecodeError naming the fault."""
+    if not isinstance(obj, list | tuple) or not obj:
+        raise DecodeError("an action must be a non-empty array")
+    code = _int(obj[0], "action code")
+    if not 0 <= code < len(ACTION_TYPES):
+        raise DecodeError(f"unknown action code {code}")
+    cls = ACTION_TYPES[code]
+    kinds = _FIELDS.get(cls, ())
+    if len(obj) - 1 != len(kinds):
+        raise DecodeError(f"{cls.__name__}: expected {len(kinds)} fields, got {len(obj) - 1}")
+    vals: list[Any] = []
+    for k, v in zip(kinds, obj[1:], strict=True):
+        what = cls.__name__
+        if k == "i":
+            vals.append(_int(v, what))
+        elif k == "b":
+            if not isinstance(v, bytes) or len(v) > 64:
+                raise DecodeError(f"{what}: expected at most 64 bytes")
+            vals.append(v)
+        elif k == "I":
+            vals.append(_ints(v, what))
+        else:
+            if not isinstance(v, list | tuple) or len(v) > 16:
+                raise DecodeError(f"{what}: expected an array of at most 16 arrays")
+            vals.append(tuple(_ints(x, what) for x in v))
+    return cls(*vals)
+
+
+def decode(data: bytes) -> Action:
+    try:
+        obj = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=True)
+    except Exception as exc:  # msgpack raises several unrelated types on garbage
+        raise DecodeError(f"not a msgpack action: {exc}") from None
+    return from_wire(obj)

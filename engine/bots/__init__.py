@@ -1,0 +1,1 @@
+"""Bots: they decide from a :class:`engine.view.PlayerView` only."""

@@ -1,0 +1,787 @@
+"""The rules of Silk Road as a state machine: who acts, what is legal, and apply.
+
+``apply`` validates an action completely before changing anything, so an illegal
+action raises :class:`IllegalAction` (naming the rule) and leaves the state as it
+was. Steps with exactly one public choice (a forced pass of the pawn, a single arrow,
+a bidder who cannot outbid, ...) happen by themselves inside ``apply``; they are
+derived, never logged, so replaying the log reproduces them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from engine.actions import (
+    RESOLVER,
+    Action,
+    Bid,
+    Buy,
+    Dealt,
+    Decline,
+    ExchangeDone,
+    ExchangePair,
+    FinalReveal,
+    KeepLead,
+    Move,
+    PassBid,
+    PassPawn,
+    PlayBarterer,
+    Seed,
+    Sell,
+    SellLead,
+    Steal,
+    Stolen,
+    TakeTile,
+    Trade,
+    UseCrook,
+    Vizier,
+    VizierChoice,
+    VizierReveals,
+    Withdrawn,
+)
+from engine.colours import GOODS_PER_COLOUR, NCOLOURS, TOTAL_GOODS
+from engine.errors import IllegalAction
+from engine.layout import lay_out_tiles
+from engine.prices import buy_cost, max_affordable, sell_income
+from engine.rng import DetRng
+from engine.state import BUY, EXCHANGE, TRADE, GameState, Phase
+from engine.tiles import (
+    BARTERER,
+    BUYER,
+    CROOK,
+    SELLER,
+    THIEF,
+    TRADER,
+    Tile,
+)
+from engine.tiles import (
+    EXCHANGE as EXCHANGE_TILE,
+)
+from engine.tiles import (
+    VIZIER as VIZIER_TILE,
+)
+
+Hand = Mapping[int, int]
+"""A player's private knowledge: handle -> colour of their own goods."""
+
+VIZIER_FIRST, VIZIER_SECOND = 5, 3
+
+_RESOLVER_PHASES = (Phase.SEED, Phase.DEAL, Phase.WITHDRAW, Phase.STEAL, Phase.REVEAL)
+
+
+def _fail(rule: str, msg: str) -> None:
+    raise IllegalAction(rule, msg)
+
+
+# ======================================================================================
+# Who acts
+# ======================================================================================
+def actors(s: GameState) -> tuple[int, ...]:
+    """The seats that must decide now; ``(RESOLVER,)`` for hidden/random steps; () at the end."""
+    ph = s.phase
+    if ph in _RESOLVER_PHASES:
+        return (RESOLVER,)
+    if ph == Phase.BID:
+        return (s.bid_order[s.bid_pos],)
+    if ph in (Phase.CHOOSE, Phase.MOVE):
+        return (s.holder,)
+    if ph in (Phase.TAKE, Phase.PERFORM, Phase.PASS):
+        return (s.actor,)
+    if ph == Phase.VIZIER:
+        return vizier_actors(s)
+    return ()
+
+
+def vizier_actors(s: GameState) -> tuple[int, ...]:
+    """Players who hold goods decide what to reveal; the others can only reveal nothing."""
+    return tuple(p for p in range(s.players) if s.goods[p])
+
+
+def is_over(s: GameState) -> bool:
+    return s.phase == Phase.OVER
+
+
+def is_simultaneous(s: GameState) -> bool:
+    return s.phase == Phase.VIZIER
+
+
+# ======================================================================================
+# Legal actions
+# ======================================================================================
+def _of_colour(s: GameState, seat: int, hand: Hand, colour: int) -> list[int]:
+    """Own handles of ``colour``, publicly known ones first (revealing them costs nothing)."""
+    known = s.known
+    mine = [h for h in s.goods[seat] if hand.get(h) == colour]
+    mine.sort(key=lambda h: (h not in known, h))
+    return mine
+
+
+def _need_hand(hand: Hand | None) -> Hand:
+    if hand is None:
+        raise ValueError("this decision involves hidden goods: pass the player's hand")
+    return hand
+
+
+def legal_actions(s: GameState, seat: int, hand: Hand | None = None) -> list[Action]:
+    """Every legal action for ``seat`` now (finite; canonical handle choices).
+
+    ``hand`` (handle -> colour of the seat's own goods) is needed for decisions that
+    involve hidden goods (performing most tiles, the Vizier reveal).
+    """
+    ph = s.phase
+    if seat not in actors(s):
+        return []
+    if ph == Phase.BID:
+        top = s.money[seat]
+        return [PassBid(), *(Bid(x) for x in range(s.high_bid + 1, top + 1))]
+    if ph == Phase.CHOOSE:
+        opts: list[Action] = [SellLead()]
+        if s.money[s.holder] >= s.high_bid:
+            opts.append(KeepLead())
+        return opts
+    if ph == Phase.MOVE:
+        return [Move(c) for c in s.board.succ[s.city]]
+    if ph == Phase.TAKE:
+        opts = [TakeTile(t) for t in s.layout[s.city]]
+        if _can_barter(s):
+            opts.append(PlayBarterer())
+        return opts
+    if ph == Phase.PASS:
+        return [PassPawn(q) for q in _eligible(s)]
+    if ph == Phase.PERFORM:
+        return _perform_options(s, seat, _need_hand(hand))
+    if ph == Phase.VIZIER:
+        h = _need_hand(hand)
+        mine = _of_colour(s, seat, h, s.vizier_colour)
+        return [VizierChoice(tuple(mine[:k])) for k in range(len(mine) + 1)]
+    return []
+
+
+def _perform_options(s: GameState, seat: int, hand: Hand) -> list[Action]:
+    t = s.tile
+    assert t is not None
+    opts: list[Action] = []
+    kind = t.kind
+    if kind == EXCHANGE_TILE:
+        if not s.pairs:
+            opts.append(Decline())
+        else:
+            opts.append(ExchangeDone())
+        if len(s.pairs) < t.n:
+            used = {p[0] for p in s.pairs}
+            for c in range(NCOLOURS):
+                avail = [h for h in _of_colour(s, seat, hand, c) if h not in used]
+                if avail:
+                    opts.extend(ExchangePair(avail[0], c, r) for r in range(NCOLOURS))
+        return opts
+    if not s.crook_used or s.trades_done > 0:
+        opts.append(Decline())
+    if kind == SELLER:
+        mine = _of_colour(s, seat, hand, t.colour)
+        opts.extend(Sell(tuple(mine[:k])) for k in range(1, len(mine) + 1))
+    elif kind == BUYER:
+        kmax = max_affordable(s.money[seat], min(GOODS_PER_COLOUR, len(s.bag)))
+        opts.extend(Buy(k) for k in range(1, kmax + 1))
+    elif kind == TRADER:
+        if s.trades_done < 2:
+            give = _give_handles(s, seat, hand, t.give)
+            if give is not None:
+                opts.append(Trade(give))
+    elif kind == THIEF:
+        opts.extend(Steal(v) for v in range(s.players) if v != seat and s.goods[v])
+    elif kind == VIZIER_TILE:
+        opts.extend(Vizier(c) for c in allowed_vizier_colours(s))
+    if _crook_possible(s, seat):
+        opts.extend(_crook_options(s, seat, hand, t))
+    return opts
+
+
+def _give_handles(
+    s: GameState, seat: int, hand: Hand, colours: tuple[int, ...]
+) -> tuple[int, ...] | None:
+    """Canonical own handles matching ``colours`` in order, or None if not held."""
+    taken: list[int] = []
+    for c in colours:
+        cand = [h for h in _of_colour(s, seat, hand, c) if h not in taken]
+        if not cand:
+            return None
+        taken.append(cand[0])
+    return tuple(taken)
+
+
+def _crook_possible(s: GameState, seat: int) -> bool:
+    t = s.tile
+    return (
+        t is not None
+        and s.crooks[seat] > 0
+        and not s.crook_used
+        and s.trades_done == 0
+        and t.kind in (SELLER, BUYER, TRADER)
+    )
+
+
+def _crook_options(s: GameState, seat: int, hand: Hand, t: Tile) -> list[Action]:
+    """Crook changes that leave an action the player can actually perform."""
+    out: list[Action] = []
+    for i, cur in enumerate(t.symbols):
+        for c in range(NCOLOURS):
+            if c == cur:
+                continue
+            nt = t.with_symbol(i, c)
+            if nt.kind == SELLER:
+                ok = bool(_of_colour(s, seat, hand, c))
+            elif nt.kind == BUYER:
+                ok = s.money[seat] >= 1 and len(s.bag) > 0
+            else:
+                ok = _give_handles(s, seat, hand, nt.give) is not None
+            if ok:
+                out.append(UseCrook(i, c))
+    return out
+
+
+def allowed_vizier_colours(s: GameState) -> list[int]:
+    free = [c for c in range(NCOLOURS) if c not in s.locked]
+    return free or list(range(NCOLOURS))
+
+
+def _eligible(s: GameState) -> list[int]:
+    lim = s.config.token_limit
+    return [q for q in range(s.players) if q != s.actor and s.tokens[q] < lim]
+
+
+def _can_barter(s: GameState) -> bool:
+    a = s.actor
+    return (
+        not s.barterer_played
+        and s.takes_left == 1
+        and len(s.layout[s.city]) >= 2
+        and any(v < s.visit for v in s.barterers[a])
+    )
+
+
+def combine_vizier(s: GameState, choices: Mapping[int, VizierChoice]) -> VizierReveals:
+    """Join every deciding player's private choice into the simultaneous reveal."""
+    missing = [p for p in vizier_actors(s) if p not in choices]
+    if missing:
+        raise ValueError(f"Vizier reveal still waiting for seats {missing}")
+    return VizierReveals(
+        tuple(choices[p].handles if p in choices else () for p in range(s.players))
+    )
+
+
+# ======================================================================================
+# Apply
+# ======================================================================================
+def apply(s: GameState, a: Action) -> None:
+    """Validate ``a`` against the rules and apply it in place, then any forced steps."""
+    handler = _HANDLERS.get((s.phase, type(a)))
+    if handler is None:
+        if s.phase == Phase.OVER:
+            _fail("game.over", "the game is over")
+        _fail(
+            "turn.phase",
+            f"{type(a).__name__} is not an action of the {s.phase.name.lower()} step",
+        )
+    handler(s, a)  # type: ignore[misc, operator]
+    _auto(s)
+
+
+# --- set-up -----------------------------------------------------------------------
+def _on_seed(s: GameState, a: Seed) -> None:
+    if not isinstance(a.seed, bytes) or not 16 <= len(a.seed) <= 64:
+        _fail("setup.seed", "the seed must be 16 to 64 bytes")
+    rng = DetRng(a.seed, b"silkroad/setup/v1")
+    cfg = s.config
+    s.layout = lay_out_tiles(cfg.board, cfg.tiles_per_city, rng)
+    s.holder = rng.below(cfg.players)
+    s.money = [cfg.start_money] * cfg.players
+    s.phase = Phase.DEAL
+
+
+def _on_dealt(s: GameState, a: Dealt) -> None:
+    k = s.config.goods_each
+    n = s.players
+    s.goods = [list(range(p * k, (p + 1) * k)) for p in range(n)]
+    s.bag = list(range(n * k, TOTAL_GOODS))
+    s.next_handle = TOTAL_GOODS
+    _begin_auction(s)
+
+
+# --- auction ------------------------------------------------------------------------
+def _begin_auction(s: GameState) -> None:
+    n = s.players
+    s.tokens = [0] * n
+    s.actor = -1
+    s.bid_order = [(s.holder + i) % n for i in range(1, n)]
+    s.bid_pos = 0
+    s.high_bid = 0
+    s.high_bidder = -1
+    s.phase = Phase.BID
+
+
+def _on_pass_bid(s: GameState, a: PassBid) -> None:
+    _next_bidder(s)
+
+
+def _on_bid(s: GameState, a: Bid) -> None:
+    bidder = s.bid_order[s.bid_pos]
+    if a.amount <= s.high_bid:
+        _fail("auction.bid", f"a bid must exceed the highest bid so far ({s.high_bid})")
+    if a.amount > s.money[bidder]:
+        _fail("auction.money", f"bid {a.amount} is more than your {s.money[bidder]} silver")
+    s.high_bid = a.amount
+    s.high_bidder = bidder
+    _next_bidder(s)
+
+
+def _next_bidder(s: GameState) -> None:
+    s.bid_pos += 1
+    if s.bid_pos < len(s.bid_order):
+        return
+    if s.high_bidder < 0:
+        _to_move(s)
+    else:
+        s.phase = Phase.CHOOSE
+
+
+def _on_sell_lead(s: GameState, a: SellLead) -> None:
+    s.money[s.high_bidder] -= s.high_bid
+    s.money[s.holder] += s.high_bid
+    s.holder = s.high_bidder
+    _to_move(s)
+
+
+def _on_keep_lead(s: GameState, a: KeepLead) -> None:
+    if s.money[s.holder] < s.high_bid:
+        _fail("auction.keep", f"keeping costs {s.high_bid} silver; the holder has less")
+    s.money[s.holder] -= s.high_bid
+    s.money[s.high_bidder] += s.high_bid
+    _to_move(s)
+
+
+def _to_move(s: GameState) -> None:
+    s.phase = Phase.MOVE
+
+
+# --- movement -------------------------------------------------------------------------
+def _on_move(s: GameState, a: Move) -> None:
+    if a.city not in s.board.succ[s.city]:
+        names = ", ".join(s.board.cities[c] for c in s.board.succ[s.city])
+        _fail("move.arrow", f"the caravan can only move to {names}")
+    s.city = a.city
+    s.visit += 1
+    if a.city == s.board.end:
+        s.phase = Phase.REVEAL  # the game ends immediately: no market
+        return
+    s.tokens = [0] * s.players
+    s.actor = s.holder
+    printed = s.board.printed[a.city]
+    if printed is not None:
+        _start_perform(s, printed, printed=True)
+    else:
+        _start_turn(s)
+
+
+# --- market flow ------------------------------------------------------------------------
+def _start_turn(s: GameState) -> None:
+    s.phase = Phase.TAKE
+    s.takes_left = 1
+    s.barterer_played = False
+
+
+def _on_play_barterer(s: GameState, a: PlayBarterer) -> None:
+    if not _can_barter(s):
+        _fail(
+            "barterer.timing",
+            "a Barterer needs one taken in an earlier city, two tiles left, and must be "
+            "played before taking a tile (once per turn)",
+        )
+    lst = s.barterers[s.actor]
+    lst.remove(min(lst))
+    s.barterer_played = True
+    s.takes_left = 2
+
+
+def _on_take(s: GameState, a: TakeTile) -> None:
+    tiles = s.layout[s.city]
+    if a.tile not in tiles:
+        _fail("market.take", f"tile {a.tile} is not in {s.board.cities[s.city]}")
+    tiles.remove(a.tile)
+    s.tokens[s.actor] += 1
+    s.takes_left -= 1
+    t = s.board.tileset.tiles[a.tile]
+    if t.kind == CROOK:
+        s.crooks[s.actor] += 1
+        _after_tile(s)
+    elif t.kind == BARTERER:
+        s.barterers[s.actor].append(s.visit)
+        _after_tile(s)
+    else:
+        _start_perform(s, t, printed=False)
+
+
+def _start_perform(s: GameState, t: Tile, printed: bool) -> None:
+    s.phase = Phase.PERFORM
+    s.tile = t
+    s.printed = printed
+    s.crook_used = False
+    s.trades_done = 0
+    s.trade_give = ()
+    s.pairs = []
+
+
+def _after_tile(s: GameState) -> None:
+    was_printed = s.printed
+    s.tile = None
+    s.printed = False
+    s.crook_used = False
+    s.trades_done = 0
+    s.trade_give = ()
+    s.pairs = []
+    s.pending = None
+    if was_printed:
+        _start_turn(s)
+    elif s.takes_left > 0 and s.layout[s.city]:
+        s.phase = Phase.TAKE
+    else:
+        s.phase = Phase.PASS
+
+
+def _on_pass_pawn(s: GameState, a: PassPawn) -> None:
+    if a.to not in _eligible(s):
+        _fail(
+            "market.pass",
+            f"seat {a.to} cannot receive the pawn (it is you, or they already used their turn)",
+        )
+    _pawn_to(s, a.to)
+
+
+def _pawn_to(s: GameState, to: int) -> None:
+    if to == s.actor:
+        s.layout[s.city] = []  # nobody else may act: the city's remaining tiles go unused
+    if s.layout[s.city]:
+        s.actor = to
+        _start_turn(s)
+        return
+    s.holder = to
+    s.actor = -1
+    if s.board.only_end_next(s.city):
+        s.phase = Phase.REVEAL  # Decision: no auction before a forced move into the end
+    else:
+        _begin_auction(s)
+
+
+# --- performing ---------------------------------------------------------------------------
+def _tile(s: GameState) -> Tile:
+    assert s.tile is not None
+    return s.tile
+
+
+def _on_decline(s: GameState, a: Decline) -> None:
+    t = _tile(s)
+    if t.kind == EXCHANGE_TILE and s.pairs:
+        _fail("exchange.done", "pairs are chosen: finish with ExchangeDone")
+    if s.crook_used and s.trades_done == 0:
+        _fail("crook.performed", "a Crook may only be used with an action that is performed")
+    _after_tile(s)
+
+
+def _on_use_crook(s: GameState, a: UseCrook) -> None:
+    t = _tile(s)
+    if not _crook_possible(s, s.actor):
+        _fail("crook.use", "no Crook to play on this action (or one was already played)")
+    syms = t.symbols
+    if not 0 <= a.symbol < len(syms):
+        _fail("crook.symbol", f"this tile shows {len(syms)} goods symbols")
+    if not 0 <= a.colour < NCOLOURS or a.colour == syms[a.symbol]:
+        _fail("crook.colour", "a Crook must change the symbol to another goods colour")
+    s.crooks[s.actor] -= 1
+    s.crook_used = True
+    s.tile = t.with_symbol(a.symbol, a.colour)
+
+
+def _check_own(s: GameState, seat: int, handles: tuple[int, ...], colour: int | None) -> None:
+    goods = s.goods[seat]
+    if len(set(handles)) != len(handles):
+        _fail("goods.duplicate", "the same good is named twice")
+    for h in handles:
+        if h not in goods:
+            _fail("goods.owner", f"good #{h} is not yours")
+        if colour is not None and s.known.get(h, colour) != colour:
+            _fail("goods.colour", f"good #{h} is publicly known not to be that colour")
+
+
+def _on_sell(s: GameState, a: Sell) -> None:
+    t = _tile(s)
+    if t.kind != SELLER:
+        _fail("perform.kind", "this tile is not a Seller")
+    if not a.handles:
+        _fail("seller.count", "sell at least one good (or decline)")
+    _check_own(s, s.actor, a.handles, t.colour)
+    for h in a.handles:
+        s.goods[s.actor].remove(h)
+        s.known.pop(h, None)
+        s.bag.append(h)
+    s.money[s.actor] += sell_income(len(a.handles))
+    _after_tile(s)
+
+
+def _on_buy(s: GameState, a: Buy) -> None:
+    t = _tile(s)
+    if t.kind != BUYER:
+        _fail("perform.kind", "this tile is not a Buyer")
+    if a.count < 1:
+        _fail("buyer.count", "buy at least one good (or decline)")
+    if a.count > GOODS_PER_COLOUR or a.count > len(s.bag):
+        _fail("buyer.count", f"the bag cannot hold {a.count} goods of one colour")
+    if buy_cost(a.count) > s.money[s.actor]:
+        _fail("buyer.money", f"{a.count} goods cost {buy_cost(a.count)} silver; you have less")
+    s.pending = (BUY, (t.colour,) * a.count, True)
+    s.phase = Phase.WITHDRAW
+
+
+def _on_trade(s: GameState, a: Trade) -> None:
+    t = _tile(s)
+    if t.kind != TRADER:
+        _fail("perform.kind", "this tile is not a Trader")
+    if s.trades_done >= 2:
+        _fail("trader.times", "a Trader is performed at most twice")
+    if len(a.handles) != len(t.give):
+        _fail("trader.give", f"give exactly {len(t.give)} goods")
+    goods = s.goods[s.actor]
+    if len(set(a.handles)) != len(a.handles) or any(h not in goods for h in a.handles):
+        _fail("goods.owner", "give your own goods, each once")
+    for h, c in zip(a.handles, t.give, strict=True):
+        if s.known.get(h, c) != c:
+            _fail("goods.colour", f"good #{h} is publicly known not to be that colour")
+    s.trade_give = a.handles
+    s.pending = (TRADE, t.receive, False)
+    s.phase = Phase.WITHDRAW
+
+
+def _on_exchange_pair(s: GameState, a: ExchangePair) -> None:
+    t = _tile(s)
+    if t.kind != EXCHANGE_TILE:
+        _fail("perform.kind", "this is not an Exchange")
+    if len(s.pairs) >= t.n:
+        _fail("exchange.count", f"exchange at most {t.n} goods")
+    if not (0 <= a.give < NCOLOURS and 0 <= a.receive < NCOLOURS):
+        _fail("exchange.colour", "unknown goods colour")
+    if any(p[0] == a.handle for p in s.pairs):
+        _fail("goods.duplicate", "that good is already being exchanged")
+    _check_own(s, s.actor, (a.handle,), a.give)
+    s.pairs.append((a.handle, a.give, a.receive))
+    if len(s.pairs) == t.n:
+        _exchange_request(s)
+
+
+def _on_exchange_done(s: GameState, a: ExchangeDone) -> None:
+    t = _tile(s)
+    if t.kind != EXCHANGE_TILE or not s.pairs:
+        _fail("exchange.done", "choose at least one pair first (or decline)")
+    _exchange_request(s)
+
+
+def _exchange_request(s: GameState) -> None:
+    s.pending = (EXCHANGE, tuple(p[2] for p in s.pairs), False)
+    s.phase = Phase.WITHDRAW
+
+
+def _on_steal(s: GameState, a: Steal) -> None:
+    if _tile(s).kind != THIEF:
+        _fail("perform.kind", "this tile is not a Thief")
+    if not 0 <= a.victim < s.players or a.victim == s.actor:
+        _fail("thief.victim", "steal from another player")
+    if not s.goods[a.victim]:
+        _fail("thief.victim", "a player with no goods cannot lose one")
+    s.steal_victim = a.victim
+    s.phase = Phase.STEAL
+
+
+def _on_vizier(s: GameState, a: Vizier) -> None:
+    if _tile(s).kind != VIZIER_TILE:
+        _fail("perform.kind", "this tile is not a Grand Vizier")
+    if a.colour not in allowed_vizier_colours(s):
+        _fail("vizier.colour", "that colour was already chosen by an earlier Grand Vizier")
+    s.locked.append(a.colour)
+    s.vizier_colour = a.colour
+    s.phase = Phase.VIZIER
+
+
+def _on_vizier_reveals(s: GameState, a: VizierReveals) -> None:
+    n = s.players
+    if len(a.reveals) != n:
+        _fail("vizier.reveal", f"expected one reveal per seat ({n})")
+    c = s.vizier_colour
+    for p in range(n):
+        _check_own(s, p, a.reveals[p], c)
+    counts = [len(r) for r in a.reveals]
+    for p, amount in enumerate(vizier_payouts(counts)):
+        s.money[p] += amount
+    for r in a.reveals:
+        for h in r:
+            s.known[h] = c
+    s.vizier_colour = -1
+    _after_tile(s)
+
+
+def vizier_payouts(counts: list[int]) -> list[int]:
+    """5 to the most revealed, 3 to the second; tied firsts all get 5 and no second;
+    revealing none never earns."""
+    pay = [0] * len(counts)
+    positive = sorted({k for k in counts if k > 0}, reverse=True)
+    if not positive:
+        return pay
+    first = [p for p, k in enumerate(counts) if k == positive[0]]
+    for p in first:
+        pay[p] = VIZIER_FIRST
+    if len(first) == 1 and len(positive) > 1:
+        for p, k in enumerate(counts):
+            if k == positive[1]:
+                pay[p] = VIZIER_SECOND
+    return pay
+
+
+# --- resolutions ---------------------------------------------------------------------------
+def _on_withdrawn(s: GameState, a: Withdrawn) -> None:
+    assert s.pending is not None
+    purpose, request, partial = s.pending
+    got = a.handles
+    if len(set(got)) != len(got) or any(h not in s.bag for h in got):
+        _fail("bag.handles", "withdrawn goods must be distinct goods from the bag")
+    if partial:
+        if len(got) > len(request):
+            _fail("bag.count", f"asked for {len(request)}, got more")
+    elif len(got) not in (0, len(request)):
+        _fail("bag.all_or_nothing", "this exchange takes all the goods or none")
+    actor = s.actor
+    if purpose == BUY:
+        s.money[actor] -= buy_cost(len(got))
+    elif got:
+        give = s.trade_give if purpose == TRADE else tuple(p[0] for p in s.pairs)
+        for h in give:
+            s.goods[actor].remove(h)
+            s.known.pop(h, None)
+    for h, c in zip(got, request, strict=False):
+        s.bag.remove(h)
+        s.goods[actor].append(h)
+        s.known[h] = c
+    if got and purpose != BUY:
+        s.bag.extend(s.trade_give if purpose == TRADE else (p[0] for p in s.pairs))
+    s.pending = None
+    if purpose == TRADE and got:
+        s.trades_done += 1
+        s.trade_give = ()
+        s.phase = Phase.PERFORM
+        if s.trades_done >= 2:
+            _after_tile(s)
+        return
+    _after_tile(s)
+
+
+def _on_stolen(s: GameState, a: Stolen) -> None:
+    v = s.steal_victim
+    if not 0 <= a.index < len(s.goods[v]):
+        _fail("thief.index", f"the victim holds {len(s.goods[v])} goods")
+    # The victim's goods were re-shuffled: fresh handles, public colour links broken.
+    fresh = list(range(s.next_handle, s.next_handle + len(s.goods[v])))
+    s.next_handle += len(fresh)
+    for h in s.goods[v]:
+        s.known.pop(h, None)
+    taken = fresh.pop(a.index)
+    s.goods[v] = fresh
+    s.goods[s.actor].append(taken)
+    s.steal_victim = -1
+    _after_tile(s)
+
+
+def _on_final_reveal(s: GameState, a: FinalReveal) -> None:
+    n = s.players
+    if len(a.colours) != n:
+        _fail("reveal.shape", f"expected colours for {n} seats")
+    for p in range(n):
+        cs = a.colours[p]
+        if len(cs) != len(s.goods[p]):
+            _fail("reveal.shape", f"seat {p} holds {len(s.goods[p])} goods")
+        for h, c in zip(s.goods[p], cs, strict=True):
+            if not 0 <= c < NCOLOURS:
+                _fail("reveal.colour", "unknown goods colour")
+            if s.known.get(h, c) != c:
+                _fail("reveal.colour", f"good #{h} is publicly known to be another colour")
+    s.final = tuple(tuple(cs) for cs in a.colours)
+    s.phase = Phase.OVER
+
+
+_HANDLERS = {
+    (Phase.SEED, Seed): _on_seed,
+    (Phase.DEAL, Dealt): _on_dealt,
+    (Phase.BID, PassBid): _on_pass_bid,
+    (Phase.BID, Bid): _on_bid,
+    (Phase.CHOOSE, SellLead): _on_sell_lead,
+    (Phase.CHOOSE, KeepLead): _on_keep_lead,
+    (Phase.MOVE, Move): _on_move,
+    (Phase.TAKE, TakeTile): _on_take,
+    (Phase.TAKE, PlayBarterer): _on_play_barterer,
+    (Phase.PASS, PassPawn): _on_pass_pawn,
+    (Phase.PERFORM, Decline): _on_decline,
+    (Phase.PERFORM, UseCrook): _on_use_crook,
+    (Phase.PERFORM, Sell): _on_sell,
+    (Phase.PERFORM, Buy): _on_buy,
+    (Phase.PERFORM, Trade): _on_trade,
+    (Phase.PERFORM, ExchangePair): _on_exchange_pair,
+    (Phase.PERFORM, ExchangeDone): _on_exchange_done,
+    (Phase.PERFORM, Steal): _on_steal,
+    (Phase.PERFORM, Vizier): _on_vizier,
+    (Phase.VIZIER, VizierReveals): _on_vizier_reveals,
+    (Phase.WITHDRAW, Withdrawn): _on_withdrawn,
+    (Phase.STEAL, Stolen): _on_stolen,
+    (Phase.REVEAL, FinalReveal): _on_final_reveal,
+}
+
+
+# ======================================================================================
+# Forced steps
+# ======================================================================================
+def forced_action(s: GameState) -> Action | None:
+    """The only possible action, when public information alone fixes it."""
+    ph = s.phase
+    if ph == Phase.BID:
+        if s.money[s.bid_order[s.bid_pos]] <= s.high_bid:
+            return PassBid()
+    elif ph == Phase.CHOOSE:
+        if s.money[s.holder] < s.high_bid:
+            return SellLead()
+    elif ph == Phase.MOVE:
+        succ = s.board.succ[s.city]
+        if len(succ) == 1:
+            return Move(succ[0])
+    elif ph == Phase.TAKE:
+        tiles = s.layout[s.city]
+        if len(tiles) == 1 and not _can_barter(s):
+            return TakeTile(tiles[0])
+    elif ph == Phase.PASS:
+        el = _eligible(s)
+        if not el:
+            return PassPawn(s.actor)  # nobody else may act: the actor keeps the pawn
+        if len(el) == 1:
+            return PassPawn(el[0])
+    elif ph == Phase.PERFORM:
+        t = s.tile
+        if t is not None and t.kind == THIEF and not _crook_possible(s, s.actor):
+            if not any(s.goods[v] for v in range(s.players) if v != s.actor):
+                return Decline()
+    elif ph == Phase.VIZIER:
+        if not vizier_actors(s):
+            return VizierReveals(((),) * s.players)
+    return None
+
+
+def _auto(s: GameState) -> None:
+    while True:
+        f = forced_action(s)
+        if f is None:
+            return
+        if isinstance(f, PassPawn):
+            _pawn_to(s, f.to)
+        else:
+            _HANDLERS[(s.phase, type(f))](s, f)  # type: ignore[operator]
