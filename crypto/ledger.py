@@ -1,0 +1,77 @@
+"""Public zones of ciphertexts: the bag and one ordered hand per party.
+
+Every peer holds an identical ledger (it is derived only from signed messages), so the
+network layer can keep its engine handles in the same order as these lists. Each slot also
+carries the label if it is *publicly* known (opened, withdrawn by label, sealed-revealed),
+else ``None``. Private knowledge (labels of *my* hidden tokens) lives in the session.
+
+Zone ids: ``BAG = -1``; hand of party ``p`` is zone ``p``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .elgamal import Ciphertext
+from .errors import MalformedInput
+
+BAG = -1
+
+
+@dataclass
+class Slot:
+    """One token in a zone: its current ciphertext and its public label (if known)."""
+
+    ct: Ciphertext
+    public: str | None = None
+
+
+@dataclass
+class Ledger:
+    """The bag and the hands, as ordered lists of :class:`Slot`."""
+
+    n: int
+    bag: list[Slot] = field(default_factory=list)
+    hands: list[list[Slot]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.hands:
+            self.hands = [[] for _ in range(self.n)]
+
+    def zone(self, z: int) -> list[Slot]:
+        """The list backing zone ``z`` (validated)."""
+        if isinstance(z, bool) or not isinstance(z, int) or not -1 <= z < self.n:
+            raise MalformedInput(f"unknown zone {z!r}")
+        return self.bag if z == BAG else self.hands[z]
+
+    def check_positions(self, z: int, positions: Sequence[int], distinct: bool = True) -> None:
+        """Raise :class:`MalformedInput` unless every position exists in zone ``z``."""
+        size = len(self.zone(z))
+        if not isinstance(positions, list | tuple):
+            raise MalformedInput("positions must be a list")
+        for p in positions:
+            if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < size:
+                raise MalformedInput(f"position {p!r} out of range for zone {z} of size {size}")
+        if distinct and len(set(positions)) != len(positions):
+            raise MalformedInput("positions must be distinct")
+
+    def remove(self, z: int, positions: Sequence[int]) -> list[Slot]:
+        """Remove positions (given in the pre-removal numbering) and return them in that order."""
+        self.check_positions(z, positions)
+        lst = self.zone(z)
+        taken = [lst[p] for p in positions]
+        for p in sorted(positions, reverse=True):
+            del lst[p]
+        return taken
+
+    def tokens(self, z: int) -> list[Ciphertext]:
+        """Ciphertexts of a zone in order."""
+        return [s.ct for s in self.zone(z)]
+
+    def all_tokens(self) -> list[tuple[int, int, Ciphertext]]:
+        """``(zone, position, ciphertext)`` for bag then hands, in order."""
+        out = [(BAG, i, s.ct) for i, s in enumerate(self.bag)]
+        for p, h in enumerate(self.hands):
+            out.extend((p, i, s.ct) for i, s in enumerate(h))
+        return out

@@ -1,0 +1,76 @@
+"""Public moves that need no cryptography: return to bag, transfer between hands.
+
+Both are announced by the party giving the tokens (step ``announce``, payload ``[]``) so every
+op appears in the signed transcript and the auditor can replay it.
+
+* ``return`` args ``[party, positions]``: the positions (pre-op numbering) are removed from
+  the party's hand and appended to the bag in the listed order, keeping public labels.
+* ``transfer`` args ``[src, dst, positions]``: removed from src's hand, appended to dst's
+  hand in the listed order, keeping public labels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import MalformedInput
+from ..ledger import BAG
+from .base import Op, Step, check_int, check_list
+
+
+class Return(Op):
+    """Op ``return``."""
+
+    name = "return"
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        party, positions = check_list(self.args, "return args", 2)
+        self.party = check_int(party, "party", 0, self.ctx.n)
+        self.ledger.check_positions(self.party, positions)
+        self.positions: list[int] = list(positions)
+        self.steps = [Step("announce", [self.party])]
+
+    def make_announce(self, st: Step) -> list[Any]:
+        return []
+
+    def on_announce(self, st: Step, sender: int, payload: Any) -> None:
+        if payload != []:
+            raise MalformedInput("announce payload must be empty")
+
+    def finish(self) -> None:
+        start = len(self.ledger.bag)
+        slots = self.ledger.remove(self.party, self.positions)
+        self.ledger.zone(BAG).extend(slots)
+        self.result = {"party": self.party, "bag_positions": list(range(start, start + len(slots)))}
+
+
+class Transfer(Op):
+    """Op ``transfer``."""
+
+    name = "transfer"
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        src, dst, positions = check_list(self.args, "transfer args", 3)
+        self.src = check_int(src, "src", 0, self.ctx.n)
+        self.dst = check_int(dst, "dst", 0, self.ctx.n)
+        if self.src == self.dst:
+            raise MalformedInput("transfer to oneself")
+        self.ledger.check_positions(self.src, positions)
+        self.positions: list[int] = list(positions)
+        self.steps = [Step("announce", [self.src])]
+
+    def make_announce(self, st: Step) -> list[Any]:
+        return []
+
+    def on_announce(self, st: Step, sender: int, payload: Any) -> None:
+        if payload != []:
+            raise MalformedInput("announce payload must be empty")
+
+    def finish(self) -> None:
+        start = len(self.ledger.hands[self.dst])
+        slots = self.ledger.remove(self.src, self.positions)
+        self.ledger.hands[self.dst].extend(slots)
+        self.result = {"src": self.src, "dst": self.dst,
+                       "dst_positions": list(range(start, start + len(slots)))}
