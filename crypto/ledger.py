@@ -21,10 +21,19 @@ BAG = -1
 
 @dataclass
 class Slot:
-    """One token in a zone: its current ciphertext and its public label (if known)."""
+    """One token in a zone: ciphertext, public label (if any) and *this* peer's knowledge.
+
+    ``known`` is private to the local party (not part of the shared state): the label this
+    party knows for the slot (its own hidden tokens, tokens it returned, stole...).
+    """
 
     ct: Ciphertext
     public: str | None = None
+    known: str | None = None
+
+    def label(self) -> str | None:
+        """Best local knowledge: the public label, else the private one."""
+        return self.public if self.public is not None else self.known
 
 
 @dataclass

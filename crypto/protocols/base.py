@@ -1,11 +1,12 @@
 """Step machinery shared by every protocol op.
 
 An op is a fixed sequence of *steps*; a step names the parties expected to send one message
-each, in seat order. A party's own message is produced as soon as the step becomes current (every earlier step
-fully processed), so parallel steps cost one round and chains (one sender per step, such as
-the shuffle chain) fall out naturally. Received messages are processed strictly in
-(step, seat) order, which makes every honest peer process — and therefore blame — in the
-same order regardless of network arrival order. Messages for later steps are buffered.
+each, in seat order. A party's own message is produced as soon as the step becomes
+current (every earlier step fully processed), so parallel steps cost one round and
+chains (one sender per step, such as the shuffle chain) fall out naturally. Received
+messages are processed strictly in (step, seat) order, which makes every honest peer
+process — and therefore blame — in the same order regardless of network arrival order.
+Messages for later steps are buffered.
 
 Every message body on the wire is ``[op_index, op_name, op_args, step_name, payload]``; the
 header lets an auditor (an *observer* session with ``me = None``) rebuild the op and lets a

@@ -92,6 +92,9 @@ class Deal(ShuffleChain):
                 mine.append(lab)
         for q in range(n):
             self.ledger.hands[q] = [Slot(self.deck[p]) for p in range(q * k, q * k + k)]
+        if me is not None:
+            for slot, lab in zip(self.ledger.hands[me], mine, strict=True):
+                slot.known = lab
         self.ledger.bag = [Slot(ct) for ct in self.deck[n * k:]]
         self.result = {"hand_sizes": [k] * n, "bag_size": len(self.deck) - n * k}
         self.private = {"labels": mine}

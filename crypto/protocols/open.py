@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CheatDetected
-from .base import Step, check_int, check_list
-from .base import Op
+from .base import Op, Step, check_int, check_list
 from .shares import check_shares, decode_label, make_shares
 
 

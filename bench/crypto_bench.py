@@ -1,0 +1,98 @@
+"""Crypto benchmark: per-party CPU seconds and bytes sent for the main protocols.
+
+Runs N in-process parties on the signed local bus (crypto.bus.LocalBus) and reports, per
+scenario, the maximum and mean per-party CPU time (``time.process_time``) and bytes sent.
+Wired to ``silkroad bench crypto``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from crypto.audit import audit
+from crypto.bus import LocalBus
+from crypto.session import TokenSession
+
+LABELS = ["silk", "spice", "tea", "jade", "salt"]
+SPEC = [(lab, 15) for lab in LABELS]
+
+
+def _bus(n: int, lam: int) -> LocalBus:
+    gid = secrets.token_bytes(16)
+    bus = LocalBus([TokenSession(gid, n, i, lam=lam) for i in range(n)])
+    bus.run(lambda s: s.setup_keys())
+    return bus
+
+
+def _measure(bus: LocalBus, start: Callable[[TokenSession], list[Any]]) -> dict[str, Any]:
+    cpu0, b0 = list(bus.cpu), list(bus.sent_bytes)
+    bus.run(start)
+    cpu = [c - c0 for c, c0 in zip(bus.cpu, cpu0, strict=True)]
+    sent = [b - x for b, x in zip(bus.sent_bytes, b0, strict=True)]
+    return {"cpu_max_s": round(max(cpu), 4), "cpu_mean_s": round(sum(cpu) / len(cpu), 4),
+            "bytes_max": max(sent), "bytes_total": sum(sent)}
+
+
+def run(n: int, lam: int) -> dict[str, Any]:
+    """All scenarios; returns a JSON-able dict."""
+    out: dict[str, Any] = {"parties": n, "lambda": lam}
+    bus = _bus(n, lam)
+    out["deal_audit_mode"] = _measure(bus, lambda s: s.deal(SPEC, 3, False))
+    out["deal_audit_mode"]["target_s"] = 0.05
+    out["withdraw_1_of_bag"] = _measure(bus, lambda s: s.withdraw(0, [("silk", 1)], False))
+    out["withdraw_1_of_bag"]["bag_size"] = len(bus.sessions[0].ledger.bag) + 1
+    out["withdraw_1_of_bag"]["target_s"] = 0.25
+    out["steal"] = _measure(bus, lambda s: s.steal(1, 0))
+    out["steal"]["target_s"] = 0.06
+    # sealed reveal of 10 tokens: give party 0 ten silk, reveal them all
+    bus.run(lambda s: s.withdraw(2, [("silk", 10)], False))
+    hand = bus.sessions[2].my_labels()
+    pos = [i for i, lab in enumerate(hand) if lab == "silk"][:10]
+    out["sealed_reveal_10"] = _measure(
+        bus, lambda s: s.sealed_reveal("silk", pos if s.me == 2 else []))
+    out["sealed_reveal_10"]["target_s"] = 0.03
+    bus.run(lambda s: s.reveal_secrets())
+
+    deal_bus = _bus(n, lam)
+    deal_bus.run(lambda s: s.deal(SPEC, 3, False))
+    deal_bus.run(lambda s: s.reveal_secrets())
+    t0 = time.process_time()
+    rep = audit(deal_bus.transcript, deal_bus.keys, deal_bus.sessions[0].ctx.game_id, lam)
+    out["audit_deal_transcript"] = {"cpu_s": round(time.process_time() - t0, 4),
+                                    "fair": rep.fair, "target_s": 1.0}
+
+    vbus = _bus(n, lam)
+    out["deal_verified_mode"] = _measure(vbus, lambda s: s.deal(SPEC, 3, True))
+    out["deal_verified_mode"]["target_s"] = 2.0
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: ``--parties N`` (6), ``--lam`` (40), ``--json``."""
+    ap = argparse.ArgumentParser(prog="silkroad bench crypto", description=__doc__)
+    ap.add_argument("--parties", type=int, default=6)
+    ap.add_argument("--lam", type=int, default=40)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    res = run(a.parties, a.lam)
+    if a.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    print(f"crypto bench: {res['parties']} parties, lambda={res['lambda']}")
+    for name, r in res.items():
+        if not isinstance(r, dict):
+            continue
+        cpu = r.get("cpu_max_s", r.get("cpu_s"))
+        extra = f"  bytes/party max {r['bytes_max']}" if "bytes_max" in r else ""
+        print(f"  {name:24s} cpu/party max {cpu:.4f}s (target {r['target_s']}s){extra}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

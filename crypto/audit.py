@@ -1,0 +1,262 @@
+"""After-the-game auditor: verify everything, decrypt everything, name the first violator.
+
+Input: the complete transcript (envelope wire bytes, in the order one peer recorded them),
+the parties' Ed25519 verification keys and the game id. The end-of-game ``secrets`` op in
+the transcript provides every key share ``x_j`` and every audit-mode shuffle witness.
+
+Steps, in transcript order:
+
+1. every envelope: signature, per-sender chain, no equivocation (transcript.TranscriptLog);
+2. every crypto envelope is fed to an *observer* :class:`TokenSession`, which re-runs all the
+   live checks of the protocols (Schnorr, DLEQ, shuffle proofs, commitments, counts);
+3. when an op completes: audit-mode shuffle witnesses are checked, every ciphertext in the
+   ledger is decrypted with ``x = Σ x_j``, conservation is checked (the multiset of labels
+   over bag + hands equals the dealt deck) and withdraw claims are compared with the bag;
+4. the ``hook`` receives every non-crypto envelope (:class:`EnvelopeEvent`, e.g. game
+   actions for p2p's engine replay) and every completed op (:class:`OpEvent`, with the
+   decrypted zones) in order; it may raise :class:`CheatDetected` to report a violation.
+
+The report is ``fair`` or the first violation (party, envelope index, rule, detail). A
+transcript that stops while an op awaits messages names the awaited party
+(``missing-message``); one without the secrets op is audited as far as possible
+(``complete = False``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from . import group as g
+from . import shuffle as sh
+from .bus import CRYPTO_KIND
+from .elgamal import Ciphertext, decrypt_with_key
+from .errors import CheatDetected, MalformedInput
+from .ledger import BAG
+from .protocols.base import Op
+from .session import TokenSession, parse_body
+from .transcript import ACK_KIND, Envelope, TranscriptLog
+
+
+@dataclass(frozen=True)
+class Violation:
+    """First rule broken: who, where (index into the transcript, sender/seq), which rule."""
+
+    party: int | None
+    envelope: int | None
+    sender_seq: tuple[int, int] | None
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        who = "unattributed" if self.party is None else f"party {self.party}"
+        where = "end of transcript" if self.envelope is None else f"envelope #{self.envelope}"
+        if self.sender_seq is not None:
+            where += f" (sender {self.sender_seq[0]}, seq {self.sender_seq[1]})"
+        return f"{who} at {where}: rule {self.rule}: {self.detail}"
+
+
+@dataclass
+class AuditReport:
+    """Outcome of an audit."""
+
+    fair: bool
+    violation: Violation | None = None
+    complete: bool = True
+    envelopes: int = 0
+    ops: int = 0
+
+    def __str__(self) -> str:
+        if self.violation is not None:
+            return f"VIOLATION: {self.violation}"
+        return "fair" if self.complete else "fair so far (transcript has no secrets op)"
+
+
+@dataclass(frozen=True)
+class EnvelopeEvent:
+    """A non-crypto envelope (e.g. a game action), passed to the hook in order."""
+
+    index: int
+    envelope: Envelope
+
+
+@dataclass(frozen=True)
+class OpEvent:
+    """A completed crypto op with full information (None labels when secrets are absent)."""
+
+    index: int
+    envelope: int
+    name: str
+    args: list[Any]
+    result: dict[str, Any]
+    zones: dict[int, list[str | None]]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Hook = Callable[[EnvelopeEvent | OpEvent], None]
+
+
+class Auditor:
+    """Replays a transcript; see the module docstring."""
+
+    def __init__(self, keys: Sequence[Ed25519PublicKey], game_id: bytes,
+                 lam: int = sh.DEFAULT_LAMBDA, hook: Hook | None = None) -> None:
+        self.keys = list(keys)
+        self.n = len(self.keys)
+        self.game_id = game_id
+        self.lam = lam
+        self.hook = hook
+        self._x: int | None = None
+        self._xs: dict[int, int] = {}
+        self._secret_env: dict[int, int] = {}
+        self._witnesses: dict[tuple[int, int], Any] = {}
+        self._cache: dict[Ciphertext, str | None] = {}
+        self._deck: Counter[str] | None = None
+        self._env_index = -1
+        self._env: Envelope | None = None
+
+    # --- pre-pass ---------------------------------------------------------------------------
+    def _collect_secrets(self, envs: list[Envelope]) -> None:
+        for i, env in enumerate(envs):
+            if env.kind != CRYPTO_KIND:
+                continue
+            try:
+                _idx, name, _args, step, payload = parse_body(env.body)
+                if name != "secrets" or step != "secrets":
+                    continue
+                xb, wits = payload
+                self._xs[env.sender] = g.decode_scalar(xb, "secret key")
+                self._secret_env[env.sender] = i
+                for op_index, w in wits:
+                    self._witnesses[(op_index, env.sender)] = w
+            except (MalformedInput, ValueError, TypeError):
+                continue  # the replay reports malformed secrets precisely
+        if len(self._xs) == self.n:
+            self._x = sum(self._xs.values()) % g.L
+
+    # --- decryption -------------------------------------------------------------------------
+    def _label(self, session: TokenSession, ct: Ciphertext) -> str | None:
+        if ct not in self._cache:
+            assert self._x is not None
+            self._cache[ct] = session.ctx.label_of.get(decrypt_with_key(ct, self._x))
+        return self._cache[ct]
+
+    def _zones(self, session: TokenSession) -> dict[int, list[str | None]]:
+        led = session.ledger
+        if self._x is None:
+            return {z: [s.public for s in led.zone(z)] for z in range(-1, self.n)}
+        return {z: [self._label(session, s.ct) for s in led.zone(z)] for z in range(-1, self.n)}
+
+    # --- per-op checks ----------------------------------------------------------------------
+    def _fail(self, party: int | None, rule: str, detail: str) -> CheatDetected:
+        return CheatDetected(party, rule, detail)
+
+    def _on_op(self, session: TokenSession, op: Op) -> None:
+        extra: dict[str, Any] = {}
+        if op.name == "keys" and self._xs:
+            for p, x in sorted(self._xs.items()):
+                if g.base_mul(x) != session.ctx.keys[p]:
+                    self._env_index = self._secret_env[p]
+                    raise self._fail(p, "secret-key-mismatch",
+                                     "published secret key does not match the public key")
+        if self._x is not None and op.name in ("deal", "reshuffle_bag") and \
+                not getattr(op, "verified", True):
+            decks = op.decks  # type: ignore[attr-defined]
+            for k in range(self.n):
+                raw = self._witnesses.get((op.index, k))
+                if raw is None:
+                    raise self._fail(k, "witness-missing",
+                                     f"no shuffle witness published for op {op.index}")
+                try:
+                    w = sh.Witness.decode(raw, len(decks[k]))
+                except MalformedInput as exc:
+                    raise self._fail(k, "witness-malformed", str(exc)) from exc
+                why = sh.check_witness(decks[k], decks[k + 1], w, session.ctx.require_keys())
+                if why is not None:
+                    raise self._fail(k, "shuffle-not-permutation",
+                                     f"op {op.index} shuffle {k}: {why}")
+        if self._x is not None and op.name == "withdraw":
+            bag_before = [self._label(session, ct) for ct in op.bag]  # type: ignore[attr-defined]
+            counts = Counter(lab for lab in bag_before if lab is not None)
+            extra["available"] = []
+            for (lab, k), claim in zip(op.requests, op.claims,  # type: ignore[attr-defined]
+                                       strict=True):
+                extra["available"].append(counts[lab])
+                if claim != min(counts[lab], k):
+                    raise self._fail(op.taker, "withdraw-false-count",  # type: ignore[attr-defined]
+                                     f"claimed {claim} of {lab!r} available (asked {k}) but the "
+                                     f"bag held {counts[lab]}")
+        zones = self._zones(session)
+        if self._x is not None and op.name not in ("keys", "secrets", "coinflip"):
+            flat = [lab for z in zones.values() for lab in z]
+            if any(lab is None for lab in flat):
+                raise self._fail(None, "invalid-plaintext",
+                                 f"after op {op.name}#{op.index} a token decrypts to no label")
+            multiset = Counter(lab for lab in flat if lab is not None)
+            if op.name == "deal":
+                self._deck = Counter(op.labels)  # type: ignore[attr-defined]
+            if self._deck is not None and multiset != self._deck:
+                raise self._fail(None, "conservation",
+                                 f"after op {op.name}#{op.index} the tokens are "
+                                 f"{dict(sorted(multiset.items()))}, expected "
+                                 f"{dict(sorted(self._deck.items()))}")
+            if op.name == "steal":
+                extra["stolen"] = zones[op.thief][-1]  # type: ignore[attr-defined]
+        if self.hook is not None:
+            self.hook(OpEvent(op.index, self._env_index, op.name, op.args, op.result, zones,
+                              extra))
+
+    # --- main -------------------------------------------------------------------------------
+    def run(self, transcript: Sequence[bytes]) -> AuditReport:
+        """Audit ``transcript``; never raises for bad input, reports it instead."""
+        log = TranscriptLog(self.game_id, self.keys)
+        envs: list[Envelope] = []
+        for i, wire in enumerate(transcript):
+            try:
+                envs.append(log.add(wire))
+            except CheatDetected as exc:
+                return AuditReport(False, Violation(exc.culprit, i, None, exc.rule, exc.detail),
+                                   envelopes=len(transcript))
+        self._collect_secrets(envs)
+        session = TokenSession(self.game_id, self.n, None, lam=self.lam)
+        session.listeners.append(lambda op: self._on_op(session, op))
+        for i, env in enumerate(envs):
+            self._env_index = i
+            try:
+                if env.kind == CRYPTO_KIND:
+                    session.receive(env.sender, env.body)
+                elif env.kind != ACK_KIND and self.hook is not None:
+                    self.hook(EnvelopeEvent(i, env))
+            except CheatDetected as exc:
+                at = self._env_index
+                sv = (envs[at].sender, envs[at].seq)
+                return AuditReport(False, Violation(exc.culprit, at, sv, exc.rule, exc.detail),
+                                   envelopes=len(envs), ops=len(session.history))
+            except MalformedInput as exc:
+                return AuditReport(False, Violation(env.sender, i, (env.sender, env.seq),
+                                                    "malformed", str(exc)),
+                                   envelopes=len(envs), ops=len(session.history))
+        if session.busy:
+            missing = session.waiting_for()
+            op = session.current
+            assert op is not None
+            return AuditReport(False, Violation(missing[0] if missing else None, None, None,
+                                                "missing-message",
+                                                f"op {op.name}#{op.index} still waits for "
+                                                f"parties {missing}"),
+                               envelopes=len(envs), ops=len(session.history))
+        return AuditReport(True, None, complete=self._x is not None and session.closed,
+                           envelopes=len(envs), ops=len(session.history))
+
+
+def audit(transcript: Sequence[bytes], keys: Sequence[Ed25519PublicKey], game_id: bytes,
+          lam: int = sh.DEFAULT_LAMBDA, hook: Hook | None = None) -> AuditReport:
+    """Convenience wrapper around :class:`Auditor`."""
+    return Auditor(keys, game_id, lam, hook).run(transcript)
+
+
+__all__ = ["BAG", "AuditReport", "Auditor", "EnvelopeEvent", "OpEvent", "Violation", "audit"]

@@ -1,0 +1,266 @@
+"""Per-party orchestrator: key material, the ledger of zones, and one op at a time.
+
+Typical use by the network layer (identically, in the same order, on every peer)::
+
+    s = TokenSession(game_id, n_parties, me, lam=40)
+    out = s.setup_keys()                  # → bodies to broadcast
+    out = s.receive(sender, body)         # for every crypto body received (never our own)
+    s.current.done / s.current.waiting_for() / s.history[-1].result / .private
+    out = s.deal([["silk", 15], …], per_party=3, verified=False)
+    … s.withdraw(taker, [("silk", 1), ("spice", 1)], all_or_nothing=True)
+    … s.open(zone, positions), s.return_to_bag(party, positions), s.steal(thief, victim),
+    … s.sealed_reveal(label, my_positions), s.transfer(src, dst, positions),
+    … s.coin_flip(purpose), s.reshuffle_bag(verified), s.reveal_secrets()
+
+Only one op runs at a time; starting another before it is done raises
+:class:`ProtocolStateError` (no silent restart after an abort). Bodies of a later op that
+arrive early are buffered. An *observer* session (``me=None``, used by the auditor) starts
+ops from the headers of the messages it is fed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import group as g
+from .coinflip import CoinFlip
+from .errors import CheatDetected, MalformedInput, ProtocolStateError
+from .ledger import Ledger
+from .protocols.base import Body, Context, Op
+from .protocols.deal import Deal, ReshuffleBag
+from .protocols.keys import KeySetup
+from .protocols.moves import Return, Transfer
+from .protocols.open import Open
+from .protocols.sealed import SealedReveal
+from .protocols.secrets_op import RevealSecrets
+from .protocols.steal import Steal
+from .protocols.withdraw import Withdraw
+from .shuffle import DEFAULT_LAMBDA
+
+OPS: dict[str, type[Op]] = {
+    cls.name: cls
+    for cls in (KeySetup, Deal, ReshuffleBag, Open, Withdraw, Steal, SealedReveal, Return,
+                Transfer, CoinFlip, RevealSecrets)
+}
+MAX_BUFFERED = 10_000
+
+
+def parse_body(body: object) -> tuple[int, str, list[Any], str, Any]:
+    """Validate the shape ``[op_index, op_name, op_args, step, payload]`` of a crypto body."""
+    if not isinstance(body, list) or len(body) != 5:
+        raise MalformedInput("crypto body must be [op_index, op_name, op_args, step, payload]")
+    idx, name, args, step, payload = body
+    if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
+        raise MalformedInput("op index must be a non-negative integer")
+    if not isinstance(name, str) or name not in OPS:
+        raise MalformedInput(f"unknown op {name!r:.40}")
+    if not isinstance(args, list) or not isinstance(step, str):
+        raise MalformedInput("op args must be a list and step a string")
+    return idx, name, args, step, payload
+
+
+class TokenSession:
+    """One party's (or an observer's) view of the hidden-token state of a game."""
+
+    def __init__(self, game_id: bytes, n: int, me: int | None, *, lam: int = DEFAULT_LAMBDA,
+                 secret_key: int | None = None, op_classes: dict[str, type[Op]] | None = None
+                 ) -> None:
+        if not isinstance(game_id, bytes) or not game_id:
+            raise MalformedInput("game id must be non-empty bytes")
+        if not 2 <= n <= 64:
+            raise MalformedInput("between 2 and 64 parties")
+        if me is not None and not 0 <= me < n:
+            raise MalformedInput("seat out of range")
+        x = None
+        if me is not None:
+            x = g.check_scalar(secret_key) if secret_key is not None else g.random_scalar()
+        self.ctx = Context(game_id=game_id, n=n, me=me, x=x, lam=lam)
+        self.ledger = Ledger(n)
+        self.ops = dict(OPS, **(op_classes or {}))
+        self.current: Op | None = None
+        self.history: list[Op] = []
+        self.failed: CheatDetected | None = None
+        self.closed = False
+        self._buffer: dict[int, list[tuple[int, Body]]] = {}
+        self._nbuf = 0
+        #: ``[[op_index, witness], …]`` of this party's audit-mode shuffles.
+        self.witnesses: list[list[Any]] = []
+        #: Called with every completed op (used by the auditor).
+        self.listeners: list[Any] = []
+
+    # --- properties ------------------------------------------------------------------------
+    @property
+    def me(self) -> int | None:
+        """This party's seat (None for an observer)."""
+        return self.ctx.me
+
+    @property
+    def next_index(self) -> int:
+        """Index the next op will get."""
+        return len(self.history) + (1 if self.current is not None else 0)
+
+    @property
+    def busy(self) -> bool:
+        """True while an op is running."""
+        return self.current is not None
+
+    def waiting_for(self) -> list[int]:
+        """Parties whose messages the running op awaits (empty when idle)."""
+        return self.current.waiting_for() if self.current else []
+
+    def last(self) -> Op:
+        """The most recently completed op."""
+        if not self.history:
+            raise ProtocolStateError("no op has completed")
+        return self.history[-1]
+
+    def my_labels(self) -> list[str | None]:
+        """What this party knows of each token of its own hand, in hand order."""
+        if self.me is None:
+            return []
+        return [s.label() for s in self.ledger.hands[self.me]]
+
+    # --- op starters -----------------------------------------------------------------------
+    def _start(self, name: str, args: list[Any], **kw: Any) -> list[Body]:
+        if self.failed is not None:
+            raise ProtocolStateError(f"session aborted: {self.failed}")
+        if self.closed:
+            raise ProtocolStateError("session closed (secrets revealed)")
+        if self.current is not None:
+            raise ProtocolStateError(
+                f"op {self.current.name}#{self.current.index} still waiting for "
+                f"{self.current.waiting_for()}")
+        op = self.ops[name](self.ctx, len(self.history), args, self.ledger, **kw)
+        self.current = op
+        out = self._guard(op.start)
+        for sender, body in self._buffer.pop(op.index, []):
+            self._nbuf -= 1
+            out.extend(self._deliver(sender, body))
+        self._maybe_complete()
+        return out
+
+    def setup_keys(self) -> list[Body]:
+        """Key set-up (must be the first op)."""
+        return self._start("keys", [])
+
+    def deal(self, spec: list[tuple[str, int]] | list[list[Any]], per_party: int,
+             verified: bool = False) -> list[Body]:
+        """Deal ``per_party`` tokens to everyone from the deck ``[(label, count), …]``."""
+        return self._start("deal", [[[lab, c] for lab, c in spec], per_party, verified])
+
+    def reshuffle_bag(self, verified: bool = False) -> list[Body]:
+        """Joint re-shuffle of the bag."""
+        return self._start("reshuffle_bag", [verified])
+
+    def open(self, zone: int, positions: list[int]) -> list[Body]:
+        """Publicly open positions of a zone (``-1`` = bag)."""
+        return self._start("open", [zone, list(positions)])
+
+    def withdraw(self, taker: int, requests: list[tuple[str, int]],
+                 all_or_nothing: bool = False) -> list[Body]:
+        """Taker withdraws ``k`` tokens of each requested label from the bag."""
+        return self._start("withdraw", [taker, [[lab, k] for lab, k in requests],
+                                        all_or_nothing])
+
+    def steal(self, thief: int, victim: int) -> list[Body]:
+        """Thief takes a uniformly random token of the victim."""
+        return self._start("steal", [thief, victim])
+
+    def sealed_reveal(self, label: str, my_positions: list[int]) -> list[Body]:
+        """Simultaneous reveal of tokens claimed to be ``label``; my subset is private."""
+        return self._start("sealed", [label], choice=list(my_positions))
+
+    def return_to_bag(self, party: int, positions: list[int]) -> list[Body]:
+        """Move positions of ``party``'s hand to the end of the bag."""
+        return self._start("return", [party, list(positions)])
+
+    def transfer(self, src: int, dst: int, positions: list[int]) -> list[Body]:
+        """Move positions of ``src``'s hand to the end of ``dst``'s hand."""
+        return self._start("transfer", [src, dst, list(positions)])
+
+    def coin_flip(self, purpose: str) -> list[Body]:
+        """Joint coin; result ``{"coin": 64 bytes}``."""
+        return self._start("coinflip", [purpose])
+
+    def reveal_secrets(self) -> list[Body]:
+        """Publish the key share and audit-mode witnesses (end of game)."""
+        return self._start("secrets", [], witnesses=self.witnesses)
+
+    # --- receiving -------------------------------------------------------------------------
+    def receive(self, sender: int, body: object) -> list[Body]:
+        """Feed one crypto body broadcast by ``sender``; returns bodies to broadcast."""
+        if self.failed is not None:
+            raise ProtocolStateError(f"session aborted: {self.failed}")
+        if isinstance(sender, bool) or not isinstance(sender, int) or not 0 <= sender < self.ctx.n:
+            raise MalformedInput(f"unknown sender {sender!r}")
+        try:
+            idx, name, args, _step, _payload = parse_body(body)
+        except MalformedInput as exc:
+            self.failed = CheatDetected(sender, "malformed", str(exc))
+            raise self.failed from exc
+        assert isinstance(body, list)
+        cur = self.current
+        if cur is None and self.me is None and idx == len(self.history) and not self.closed:
+            try:
+                op = self.ops[name](self.ctx, idx, args, self.ledger)
+            except MalformedInput as exc:
+                self.failed = CheatDetected(sender, "malformed", f"bad op header: {exc}")
+                raise self.failed from exc
+            self.current = op
+            self._guard(op.start)
+            cur = op
+        if cur is not None and idx == cur.index:
+            out = self._deliver(sender, body)
+            self._maybe_complete()
+            if self.me is None:
+                self._drain_observer()
+            return out
+        if idx >= self.next_index and not self.closed:
+            if self._nbuf >= MAX_BUFFERED:
+                raise MalformedInput("too many buffered messages")
+            self._buffer.setdefault(idx, []).append((sender, body))
+            self._nbuf += 1
+            return []
+        self.failed = CheatDetected(sender, "unexpected-message",
+                                    f"message for finished op {idx}")
+        raise self.failed
+
+    def _drain_observer(self) -> None:
+        """Observer: start the next op from buffered bodies once the previous one is done."""
+        while self.current is None and not self.closed:
+            queued = self._buffer.pop(len(self.history), None)
+            if not queued:
+                return
+            self._nbuf -= len(queued)
+            for sender, body in queued:
+                self.receive(sender, body)
+
+    def _deliver(self, sender: int, body: Body) -> list[Body]:
+        op = self.current
+        assert op is not None
+        if body[:3] != op.header():
+            self.failed = CheatDetected(sender, "op-mismatch",
+                                        f"header {body[:3]!r:.120} differs from local op")
+            raise self.failed
+        return self._guard(lambda: op.receive(sender, body[3], body[4]))
+
+    def _guard(self, fn: Any) -> list[Body]:
+        try:
+            return fn()
+        except CheatDetected as exc:
+            self.failed = exc
+            raise
+
+    def _maybe_complete(self) -> None:
+        op = self.current
+        if op is None or not op.done:
+            return
+        self.current = None
+        self.history.append(op)
+        w = getattr(op, "witness", None)
+        if w is not None and not getattr(op, "verified", True):
+            self.witnesses.append([op.index, w.encode()])
+        if op.name == "secrets":
+            self.closed = True
+        for cb in self.listeners:
+            cb(op)

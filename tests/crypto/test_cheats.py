@@ -1,0 +1,233 @@
+"""Cheat catalogue: each cheater is a patched honest party doing real crypto; it must be
+caught and named (party index + rule), live where possible, otherwise by the auditor.
+See docs/security.md for the guarantee behind each test."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pytest
+
+from crypto import group as g
+from crypto import schnorr
+from crypto import shuffle as sh
+from crypto.audit import audit
+from crypto.bus import Stalled
+from crypto.errors import CheatDetected, ProtocolStateError
+from crypto.ledger import BAG
+from crypto.protocols.deal import Deal
+from crypto.protocols.keys import KeySetup
+from crypto.protocols.open import Open
+from crypto.protocols.sealed import SealedReveal
+from crypto.protocols.shares import make_shares
+from crypto.protocols.steal import Steal
+from crypto.protocols.withdraw import Withdraw
+
+from .helpers import dealt_bus, make_bus, spec
+
+ORDER8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
+
+
+def _caught(exc: pytest.ExceptionInfo[CheatDetected], party: int, rule: str) -> None:
+    assert (exc.value.culprit, exc.value.rule) == (party, rule), str(exc.value)
+
+
+def _dup_witness(deck: list, joint: bytes) -> tuple[list, sh.Witness]:
+    perm = list(sh.random_permutation(len(deck)))
+    perm[1] = perm[0]  # token perm[0] duplicated, another one dropped
+    w = sh.Witness(tuple(perm), tuple(g.random_scalar() for _ in deck))
+    return sh.apply(deck, w, joint), w
+
+
+class WrongShareOpen(Open):
+    def make_share(self, st: Any) -> list[Any]:
+        real = self.ctx.x
+        self.ctx.x = (real + 1) % g.L  # shares (and proofs) under a wrong key
+        try:
+            return make_shares(self, [c[0] for c in self.cts], "open")
+        finally:
+            self.ctx.x = real
+
+
+def test_wrong_decryption_share_is_named_live() -> None:
+    bus = dealt_bus(4, cheats={2: {"open": WrongShareOpen}})
+    with pytest.raises(CheatDetected) as e:
+        bus.run(lambda s: s.open(BAG, [0, 1]))
+    _caught(e, 2, "dleq-invalid")
+
+
+class DuplicatingDeal(Deal):
+    def shuffle_for_me(self, deck: list) -> tuple[list, sh.Witness]:
+        return _dup_witness(deck, self.ctx.require_keys())
+
+
+def test_shuffle_substitution_verified_mode_is_named_live() -> None:
+    bus = make_bus(3, lam=40, cheats={1: {"deal": DuplicatingDeal}})
+    with pytest.raises(CheatDetected) as e:
+        bus.run(lambda s: s.deal(spec(2), 1, True))
+    _caught(e, 1, "shuffle-proof-invalid")
+
+
+def test_shuffle_substitution_audit_mode_is_named_at_audit() -> None:
+    bus = make_bus(3, cheats={2: {"deal": DuplicatingDeal}})
+    bus.run(lambda s: s.deal(spec(2), 1, False))  # not detectable live in audit mode
+    bus.run(lambda s: s.reveal_secrets())
+    report = audit(bus.transcript, bus.keys, bus.sessions[0].ctx.game_id, lam=8)
+    assert not report.fair and report.violation is not None
+    v = report.violation
+    assert (v.party, v.rule) == (2, "shuffle-not-permutation"), str(report)
+    assert v.envelope is not None
+
+
+class NonPermutingVictim(Steal):
+    def shuffle_for_me(self, deck: list) -> tuple[list, sh.Witness]:
+        return _dup_witness(deck, self.ctx.require_keys())
+
+
+def test_victim_reshuffle_not_a_permutation_is_named_live() -> None:
+    bus = make_bus(3, lam=40, cheats={0: {"steal": NonPermutingVictim}})
+    bus.run(lambda s: s.deal(spec(2), 3, False))
+    with pytest.raises(CheatDetected) as e:
+        bus.run(lambda s: s.steal(1, 0))
+    _caught(e, 0, "shuffle-proof-invalid")
+
+
+class SwitchingRevealer(SealedReveal):
+    def reveal_value(self) -> tuple[list[int], bytes]:
+        other = [i for i in range(len(self.ledger.hands[self.ctx.me])) if i not in self.choice]
+        return other[:1], self._nonce
+
+
+def test_sealed_opening_not_matching_commitment() -> None:
+    bus = dealt_bus(3, cheats={1: {"sealed": SwitchingRevealer}})
+    with pytest.raises(CheatDetected) as e:
+        bus.run(lambda s: s.sealed_reveal("silk", []))
+    _caught(e, 1, "commitment-mismatch")
+
+
+def test_revealing_a_token_as_the_wrong_label() -> None:
+    bus = dealt_bus(4)
+    liar = bus.sessions[3]
+    claimed = next(lab for lab in ("silk", "tea") if lab != liar.my_labels()[0])
+    with pytest.raises(CheatDetected) as e:
+        bus.run(lambda s: s.sealed_reveal(claimed, [0] if s.me == 3 else []))
+    _caught(e, 3, "sealed-wrong-label")
+
+
+def test_copied_commitment_cannot_be_opened() -> None:
+    victim_ops: list[SealedReveal] = []
+
+    class Copier(SealedReveal):
+        def make_commit(self, st: Any) -> list[Any]:
+            return [victim_ops[0].commits[0]]  # rushing: copies party 0's commitment
+
+        def reveal_value(self) -> tuple[list[int], bytes]:
+            return victim_ops[0].choice, victim_ops[0]._nonce  # even a perfect copy fails
+
+    bus = dealt_bus(3, cheats={2: {"sealed": Copier}})
+
+    def start(s: Any) -> list[Any]:
+        out = s.sealed_reveal("silk", [0] if s.me == 0 else [])
+        if s.me == 0:
+            victim_ops.append(s.current)
+        return out
+
+    with pytest.raises(CheatDetected) as e:
+        bus.run(start)
+    _caught(e, 2, "commitment-mismatch")
+
+
+def test_withheld_reveal_is_an_identifiable_abort() -> None:
+    bus = dealt_bus(4)
+    bus.intercept = lambda sender, body: [] if (sender == 1 and body[3] == "reveal") else [body]
+    with pytest.raises(Stalled) as e:
+        bus.run(lambda s: s.sealed_reveal("tea", []))
+    assert all(w == [1] for p, w in e.value.waiting.items() if p != 1)
+    with pytest.raises(ProtocolStateError):  # no silent restart
+        bus.sessions[0].open(BAG, [0])
+    report = audit(bus.transcript, bus.keys, bus.sessions[0].ctx.game_id, lam=8)
+    assert report.violation is not None
+    assert (report.violation.party, report.violation.rule) == (1, "missing-message")
+
+
+class RogueKey(KeySetup):
+    peers: ClassVar[list[Any]] = []
+
+    def make_key(self, st: Any) -> list[Any]:
+        others = [op._keys[p] for p, op in enumerate(self.peers) if p != self.ctx.me]
+        a = g.random_scalar()
+        rogue = g.sub(g.base_mul(a), g.sum_points(others))  # Y would be a·G
+        return [rogue, schnorr.prove_key(a, rogue, self.ctx.game_id, self.ctx.me)]
+
+
+def test_rogue_key_is_rejected() -> None:
+    from crypto.bus import LocalBus
+    from crypto.session import TokenSession
+
+    sessions = [TokenSession(b"rogue", 3, i, op_classes={"keys": RogueKey} if i == 2 else None)
+                for i in range(3)]
+    bus = LocalBus(sessions)
+    for s in sessions[:2]:
+        bus._post(s.me, s.setup_keys())
+    RogueKey.peers = [sessions[0].current, sessions[1].current]
+    sessions[0].current._keys[0] = g.base_mul(sessions[0].ctx.x)
+    sessions[1].current._keys[1] = g.base_mul(sessions[1].ctx.x)
+    bus._post(2, sessions[2].setup_keys())
+    with pytest.raises(CheatDetected) as e:
+        bus.pump()
+    _caught(e, 2, "key-proof-invalid")
+
+
+class SmallOrderKey(KeySetup):
+    def make_key(self, st: Any) -> list[Any]:
+        return [ORDER8, [g.encode_scalar(1), g.encode_scalar(1)]]
+
+
+class SmallOrderShare(Open):
+    def make_share(self, st: Any) -> list[Any]:
+        good = make_shares(self, [c[0] for c in self.cts], "open")
+        return [[ORDER8, pr] for _, pr in good]
+
+
+def test_small_order_key_is_rejected() -> None:
+    with pytest.raises(CheatDetected) as e:
+        make_bus(3, cheats={1: {"keys": SmallOrderKey}})
+    _caught(e, 1, "invalid-point")
+
+
+def test_small_order_share_is_rejected() -> None:
+    bus = dealt_bus(3, cheats={0: {"open": SmallOrderShare}})
+    with pytest.raises(CheatDetected) as e:
+        bus.run(lambda s: s.open(BAG, [0]))
+    _caught(e, 0, "invalid-point")
+
+
+class LyingTaker(Withdraw):
+    def claimed_counts(self) -> list[int]:
+        return [0 for _ in self.requests]
+
+    def choose(self) -> list[list[int]]:
+        return [[] for _ in self.requests]
+
+
+def test_false_bag_has_none_claim_is_caught_at_audit() -> None:
+    bus = dealt_bus(3, per_label=4, k=1, cheats={1: {"withdraw": LyingTaker}})
+    ops = bus.run(lambda s: s.withdraw(1, [("spice", 1)], False))
+    assert ops[0].result["claimed"] == [0]  # accepted live: cannot be refuted there
+    bus.run(lambda s: s.reveal_secrets())
+    report = audit(bus.transcript, bus.keys, bus.sessions[0].ctx.game_id, lam=8)
+    assert report.violation is not None
+    assert (report.violation.party, report.violation.rule) == (1, "withdraw-false-count")
+
+
+class GreedyTaker(Withdraw):
+    def choose(self) -> list[list[int]]:
+        wrong = [i for i in range(self.m) if i not in self.matches[0]]
+        return [wrong[:1]]
+
+
+def test_taking_a_non_matching_token_is_named_live() -> None:
+    bus = dealt_bus(3, per_label=4, k=1, cheats={0: {"withdraw": GreedyTaker}})
+    with pytest.raises(CheatDetected) as e:
+        bus.run(lambda s: s.withdraw(0, [("jade", 1)], False))
+    _caught(e, 0, "withdraw-not-matching")

@@ -1,0 +1,100 @@
+"""Envelopes: signatures on received bytes, chains, replay, re-order, equivocation."""
+
+from __future__ import annotations
+
+import msgpack
+import pytest
+
+from crypto.errors import CheatDetected, MalformedInput
+from crypto.transcript import (
+    Equivocation,
+    Signer,
+    TranscriptLog,
+    ack_body,
+    compare_acks,
+    parse,
+)
+
+
+def _setup(n: int = 3) -> tuple[list[Signer], TranscriptLog]:
+    signers = [Signer(b"gid", i) for i in range(n)]
+    return signers, TranscriptLog(b"gid", [s.public_key for s in signers])
+
+
+def test_roundtrip_and_chain() -> None:
+    ss, log = _setup()
+    w0 = ss[0].sign("action", [1, b"x", "y", None, True])
+    w1 = ss[0].sign("action", [[2]])
+    assert log.add(w0).body == [1, b"x", "y", None, True]
+    assert log.add(w1).seq == 1
+    assert log.wires() == [w0, w1]
+
+
+def test_maps_and_floats_are_refused() -> None:
+    ss, _ = _setup()
+    for bad in ({"a": 1}, 1.5, [{"a": 1}]):
+        with pytest.raises(MalformedInput):
+            ss[0].sign("action", bad)
+
+
+def test_forged_signature_names_the_relay() -> None:
+    ss, log = _setup()
+    w = ss[1].sign("action", [1])
+    env, sig = msgpack.unpackb(w)
+    forged = msgpack.packb([env, bytes([sig[0] ^ 1]) + sig[1:]])
+    with pytest.raises(CheatDetected) as e:
+        log.add(forged, via=2)
+    assert (e.value.culprit, e.value.rule) == (2, "bad-signature")
+    # a different signer's key cannot sign for party 1
+    fake = Signer(b"gid", 1)
+    with pytest.raises(CheatDetected) as e:
+        log.add(fake.sign("action", [1]), via=0)
+    assert (e.value.culprit, e.value.rule) == (0, "bad-signature")
+
+
+def test_replay_and_reorder() -> None:
+    ss, log = _setup()
+    w0, w1, w2 = (ss[0].sign("a", [i]) for i in range(3))
+    log.add(w0)
+    with pytest.raises(CheatDetected) as e:
+        log.add(w2, via=1)
+    assert (e.value.culprit, e.value.rule) == (1, "out-of-order")
+    log.add(w1)
+    with pytest.raises(CheatDetected) as e:
+        log.add(w1, via=2)
+    assert (e.value.culprit, e.value.rule) == (2, "replay")
+
+
+def test_equivocation_gives_transferable_proof() -> None:
+    ss, log = _setup()
+    log.add(ss[2].sign("a", [0]))
+    ss[2].seq, ss[2].prev = 0, bytes(32)
+    other = ss[2].sign("a", [999])
+    with pytest.raises(Equivocation) as e:
+        log.add(other)
+    assert (e.value.culprit, e.value.rule) == (2, "equivocation")
+    assert e.value.proof.verify([s.public_key for s in ss], b"gid") == 2
+
+
+def test_bad_chain_and_other_game() -> None:
+    ss, log = _setup()
+    log.add(ss[0].sign("a", [0]))
+    ss[0].prev = bytes(32)
+    with pytest.raises(CheatDetected) as e:
+        log.add(ss[0].sign("a", [1]))
+    assert (e.value.culprit, e.value.rule) == (0, "bad-chain")
+    other = Signer(b"other", 1, ss[1].key)
+    with pytest.raises(CheatDetected) as e:
+        log.add(other.sign("a", []), via=1)
+    assert e.value.rule == "malformed"
+    with pytest.raises(CheatDetected):
+        parse(b"\xc1garbage", [s.public_key for s in ss], b"gid", via=0)
+
+
+def test_acks_expose_state_divergence() -> None:
+    ss, log = _setup()
+    log.add(ss[0].sign("a", [0]))
+    acks = [log.add(ss[i].sign("ack", ack_body(1, b"H" if i < 2 else b"X", log)))
+            for i in (1, 2)]
+    mine = log.add(ss[0].sign("ack", ack_body(1, b"H", log)))
+    assert compare_acks([mine, *acks]) == [(2, "state-hash-mismatch")]
