@@ -130,7 +130,9 @@ def load_board(data: Any, reverse: bool = False, where: str = "board") -> Board:
         raise DataError(f"{where}: start and end must differ")
     for special in (start, end):
         if colours[special] != -1:
-            raise DataError(f"{where}: {names[special]} (start/end) must have no tiles (colour null)")
+            raise DataError(
+                f"{where}: {names[special]} (start/end) must have no tiles (colour null)"
+            )
     for i, col in enumerate(colours):
         if col == -1 and i not in (start, end):
             raise DataError(f"{where}: city {names[i]!r} needs a colour (orange or purple)")
@@ -145,18 +147,20 @@ def load_board(data: Any, reverse: bool = False, where: str = "board") -> Board:
         if e[0] == e[1] or e in edges:
             raise DataError(f"{where}: arrows[{k}] {a[0]}->{a[1]} is a loop or a duplicate")
         edges.append(e)
-    forbid_key = "reverse_no_crook_barterer" if reverse else "no_crook_barterer"
-    forbid_raw = data.get(forbid_key, [])
-    if not isinstance(forbid_raw, list):
-        raise DataError(f"{where}: {forbid_key!r} must be a list of city names")
-    forbidden = tuple(city(n, forbid_key) for n in forbid_raw)
-    for f in forbidden:
-        if colours[f] == -1:
-            raise DataError(f"{where}: {forbid_key} city {names[f]!r} has no tiles")
-    # Also validate the other direction's list so a bad file is reported whole.
-    other_key = "no_crook_barterer" if reverse else "reverse_no_crook_barterer"
-    for n in data.get(other_key, []) or []:
-        city(n, other_key)
+    def forbidden_list(key: str) -> tuple[int, ...]:
+        raw = data.get(key, [])
+        if not isinstance(raw, list):
+            raise DataError(f"{where}: {key!r} must be a list of city names")
+        out = tuple(city(n, key) for n in raw)
+        for f in out:
+            if colours[f] == -1:
+                raise DataError(f"{where}: {key} city {names[f]!r} has no tiles")
+        return out
+
+    forbidden = forbidden_list("reverse_no_crook_barterer" if reverse else "no_crook_barterer")
+    # Also validate the other direction's list (same checks) so a bad file is reported
+    # whichever direction is loaded.
+    forbidden_list("no_crook_barterer" if reverse else "reverse_no_crook_barterer")
 
     if reverse:
         edges = [(b, a) for a, b in edges]
@@ -203,7 +207,9 @@ def load_board(data: Any, reverse: bool = False, where: str = "board") -> Board:
     return board
 
 
-def _check_routes(names: list[str], succ: list[list[int]], start: int, end: int, where: str) -> None:
+def _check_routes(
+    names: list[str], succ: list[list[int]], start: int, end: int, where: str
+) -> None:
     """Every city is reachable from the start, there are no cycles, every route ends."""
     colour_state = [0] * len(names)  # 0 new, 1 on stack, 2 done
     order: list[int] = []

@@ -66,7 +66,69 @@ Hand = Mapping[int, int]
 
 VIZIER_FIRST, VIZIER_SECOND = 5, 3
 
-_RESOLVER_PHASES = (Phase.SEED, Phase.DEAL, Phase.WITHDRAW, Phase.STEAL, Phase.REVEAL)
+# Phase members as module constants: ``Phase.X`` is an Enum class-attribute lookup,
+# several times slower than a global, and the hot path tests the phase constantly.
+PH_SEED = Phase.SEED
+PH_DEAL = Phase.DEAL
+PH_BID = Phase.BID
+PH_CHOOSE = Phase.CHOOSE
+PH_MOVE = Phase.MOVE
+PH_TAKE = Phase.TAKE
+PH_PERFORM = Phase.PERFORM
+PH_VIZIER = Phase.VIZIER
+PH_WITHDRAW = Phase.WITHDRAW
+PH_STEAL = Phase.STEAL
+PH_PASS = Phase.PASS
+PH_REVEAL = Phase.REVEAL
+PH_OVER = Phase.OVER
+
+_RESOLVER_PHASES = (PH_SEED, PH_DEAL, PH_WITHDRAW, PH_STEAL, PH_REVEAL)
+
+# --- shared action records ----------------------------------------------------------
+# Actions are immutable NamedTuples (values), so the legal-action lists on the simulation
+# hot path reuse pre-built records instead of constructing hundreds per game.
+_PASS_BID = PassBid()
+_SELL_LEAD = SellLead()
+_KEEP_LEAD = KeepLead()
+_DECLINE = Decline()
+_EXCHANGE_DONE = ExchangeDone()
+_PLAY_BARTERER = PlayBarterer()
+_BIDS = tuple(Bid(x) for x in range(512))
+_BUYS = tuple(Buy(k) for k in range(GOODS_PER_COLOUR + 1))
+_MOVES = tuple(Move(c) for c in range(64))
+_TAKES = tuple(TakeTile(t) for t in range(256))
+_PASSES = tuple(PassPawn(q) for q in range(8))
+_STEALS = tuple(Steal(v) for v in range(8))
+_VIZIERS = tuple(Vizier(c) for c in range(NCOLOURS))
+
+
+def _bids(lo: int, hi: int) -> list[Action]:
+    """``PassBid`` then ``Bid(lo..hi)``."""
+    if hi < len(_BIDS):
+        return [_PASS_BID, *_BIDS[lo : hi + 1]]
+    return [_PASS_BID, *(Bid(x) for x in range(lo, hi + 1))]
+
+
+def _take(t: int) -> TakeTile:
+    return _TAKES[t] if t < len(_TAKES) else TakeTile(t)
+
+
+def _move(c: int) -> Move:
+    return _MOVES[c] if c < len(_MOVES) else Move(c)
+
+
+_PAIRS: dict[int, tuple[ExchangePair, ...]] = {}
+
+
+def _exchange_pairs(handle: int, give: int) -> tuple[ExchangePair, ...]:
+    """``ExchangePair(handle, give, r)`` for every colour r (memoised; handles are small)."""
+    key = handle * NCOLOURS + give
+    out = _PAIRS.get(key)
+    if out is None:
+        out = tuple(ExchangePair(handle, give, r) for r in range(NCOLOURS))
+        if len(_PAIRS) < 20_000:
+            _PAIRS[key] = out
+    return out
 
 
 def _fail(rule: str, msg: str) -> None:
@@ -81,13 +143,13 @@ def actors(s: GameState) -> tuple[int, ...]:
     ph = s.phase
     if ph in _RESOLVER_PHASES:
         return (RESOLVER,)
-    if ph == Phase.BID:
+    if ph == PH_BID:
         return (s.bid_order[s.bid_pos],)
-    if ph in (Phase.CHOOSE, Phase.MOVE):
+    if ph in (PH_CHOOSE, PH_MOVE):
         return (s.holder,)
-    if ph in (Phase.TAKE, Phase.PERFORM, Phase.PASS):
+    if ph in (PH_TAKE, PH_PERFORM, PH_PASS):
         return (s.actor,)
-    if ph == Phase.VIZIER:
+    if ph == PH_VIZIER:
         return vizier_actors(s)
     return ()
 
@@ -98,11 +160,11 @@ def vizier_actors(s: GameState) -> tuple[int, ...]:
 
 
 def is_over(s: GameState) -> bool:
-    return s.phase == Phase.OVER
+    return s.phase == PH_OVER
 
 
 def is_simultaneous(s: GameState) -> bool:
-    return s.phase == Phase.VIZIER
+    return s.phase == PH_VIZIER
 
 
 # ======================================================================================
@@ -112,7 +174,8 @@ def _of_colour(s: GameState, seat: int, hand: Hand, colour: int) -> list[int]:
     """Own handles of ``colour``, publicly known ones first (revealing them costs nothing)."""
     known = s.known
     mine = [h for h in s.goods[seat] if hand.get(h) == colour]
-    mine.sort(key=lambda h: (h not in known, h))
+    if len(mine) > 1:
+        mine.sort(key=lambda h: (h not in known, h))
     return mine
 
 
@@ -128,29 +191,36 @@ def legal_actions(s: GameState, seat: int, hand: Hand | None = None) -> list[Act
     ``hand`` (handle -> colour of the seat's own goods) is needed for decisions that
     involve hidden goods (performing most tiles, the Vizier reveal).
     """
-    ph = s.phase
     if seat not in actors(s):
         return []
-    if ph == Phase.BID:
-        top = s.money[seat]
-        return [PassBid(), *(Bid(x) for x in range(s.high_bid + 1, top + 1))]
-    if ph == Phase.CHOOSE:
-        opts: list[Action] = [SellLead()]
-        if s.money[s.holder] >= s.high_bid:
-            opts.append(KeepLead())
-        return opts
-    if ph == Phase.MOVE:
-        return [Move(c) for c in s.board.succ[s.city]]
-    if ph == Phase.TAKE:
-        opts = [TakeTile(t) for t in s.layout[s.city]]
+    return legal_actions_of_actor(s, seat, hand)
+
+
+def legal_actions_of_actor(s: GameState, seat: int, hand: Hand | None = None) -> list[Action]:
+    """:func:`legal_actions` for a seat the caller knows is in ``actors(s)``.
+
+    The driver and the simulator already computed ``actors``; skipping the second
+    computation matters on the hot path. Same result as :func:`legal_actions` there.
+    """
+    ph = s.phase
+    if ph == PH_BID:
+        return _bids(s.high_bid + 1, s.money[seat])
+    if ph == PH_TAKE:
+        opts: list[Action] = [_take(t) for t in s.layout[s.city]]
         if _can_barter(s):
-            opts.append(PlayBarterer())
+            opts.append(_PLAY_BARTERER)
         return opts
-    if ph == Phase.PASS:
-        return [PassPawn(q) for q in _eligible(s)]
-    if ph == Phase.PERFORM:
+    if ph == PH_PASS:
+        return [_PASSES[q] for q in _eligible(s)]
+    if ph == PH_CHOOSE:
+        if s.money[s.holder] >= s.high_bid:
+            return [_SELL_LEAD, _KEEP_LEAD]
+        return [_SELL_LEAD]
+    if ph == PH_MOVE:
+        return [_move(c) for c in s.board.succ[s.city]]
+    if ph == PH_PERFORM:
         return _perform_options(s, seat, _need_hand(hand))
-    if ph == Phase.VIZIER:
+    if ph == PH_VIZIER:
         h = _need_hand(hand)
         mine = _of_colour(s, seat, h, s.vizier_colour)
         return [VizierChoice(tuple(mine[:k])) for k in range(len(mine) + 1)]
@@ -164,33 +234,34 @@ def _perform_options(s: GameState, seat: int, hand: Hand) -> list[Action]:
     kind = t.kind
     if kind == EXCHANGE_TILE:
         if not s.pairs:
-            opts.append(Decline())
+            opts.append(_DECLINE)
         else:
-            opts.append(ExchangeDone())
+            opts.append(_EXCHANGE_DONE)
         if len(s.pairs) < t.n:
             used = {p[0] for p in s.pairs}
             for c in range(NCOLOURS):
                 avail = [h for h in _of_colour(s, seat, hand, c) if h not in used]
                 if avail:
-                    opts.extend(ExchangePair(avail[0], c, r) for r in range(NCOLOURS))
+                    opts.extend(_exchange_pairs(avail[0], c))
         return opts
     if not s.crook_used or s.trades_done > 0:
-        opts.append(Decline())
+        opts.append(_DECLINE)
     if kind == SELLER:
         mine = _of_colour(s, seat, hand, t.colour)
         opts.extend(Sell(tuple(mine[:k])) for k in range(1, len(mine) + 1))
     elif kind == BUYER:
         kmax = max_affordable(s.money[seat], min(GOODS_PER_COLOUR, len(s.bag)))
-        opts.extend(Buy(k) for k in range(1, kmax + 1))
+        opts.extend(_BUYS[1 : kmax + 1])
     elif kind == TRADER:
         if s.trades_done < 2:
             give = _give_handles(s, seat, hand, t.give)
             if give is not None:
                 opts.append(Trade(give))
     elif kind == THIEF:
-        opts.extend(Steal(v) for v in range(s.players) if v != seat and s.goods[v])
+        goods = s.goods
+        opts.extend(_STEALS[v] for v in range(s.players) if v != seat and goods[v])
     elif kind == VIZIER_TILE:
-        opts.extend(Vizier(c) for c in allowed_vizier_colours(s))
+        opts.extend(_VIZIERS[c] for c in allowed_vizier_colours(s))
     if _crook_possible(s, seat):
         opts.extend(_crook_options(s, seat, hand, t))
     return opts
@@ -276,7 +347,7 @@ def apply(s: GameState, a: Action) -> None:
     """Validate ``a`` against the rules and apply it in place, then any forced steps."""
     handler = _HANDLERS.get((s.phase, type(a)))
     if handler is None:
-        if s.phase == Phase.OVER:
+        if s.phase == PH_OVER:
             _fail("game.over", "the game is over")
         _fail(
             "turn.phase",
@@ -295,7 +366,7 @@ def _on_seed(s: GameState, a: Seed) -> None:
     s.layout = lay_out_tiles(cfg.board, cfg.tiles_per_city, rng)
     s.holder = rng.below(cfg.players)
     s.money = [cfg.start_money] * cfg.players
-    s.phase = Phase.DEAL
+    s.phase = PH_DEAL
 
 
 def _on_dealt(s: GameState, a: Dealt) -> None:
@@ -316,7 +387,7 @@ def _begin_auction(s: GameState) -> None:
     s.bid_pos = 0
     s.high_bid = 0
     s.high_bidder = -1
-    s.phase = Phase.BID
+    s.phase = PH_BID
 
 
 def _on_pass_bid(s: GameState, a: PassBid) -> None:
@@ -341,7 +412,7 @@ def _next_bidder(s: GameState) -> None:
     if s.high_bidder < 0:
         _to_move(s)
     else:
-        s.phase = Phase.CHOOSE
+        s.phase = PH_CHOOSE
 
 
 def _on_sell_lead(s: GameState, a: SellLead) -> None:
@@ -360,7 +431,7 @@ def _on_keep_lead(s: GameState, a: KeepLead) -> None:
 
 
 def _to_move(s: GameState) -> None:
-    s.phase = Phase.MOVE
+    s.phase = PH_MOVE
 
 
 # --- movement -------------------------------------------------------------------------
@@ -371,7 +442,7 @@ def _on_move(s: GameState, a: Move) -> None:
     s.city = a.city
     s.visit += 1
     if a.city == s.board.end:
-        s.phase = Phase.REVEAL  # the game ends immediately: no market
+        s.phase = PH_REVEAL  # the game ends immediately: no market
         return
     s.tokens = [0] * s.players
     s.actor = s.holder
@@ -384,7 +455,7 @@ def _on_move(s: GameState, a: Move) -> None:
 
 # --- market flow ------------------------------------------------------------------------
 def _start_turn(s: GameState) -> None:
-    s.phase = Phase.TAKE
+    s.phase = PH_TAKE
     s.takes_left = 1
     s.barterer_played = False
 
@@ -421,7 +492,7 @@ def _on_take(s: GameState, a: TakeTile) -> None:
 
 
 def _start_perform(s: GameState, t: Tile, printed: bool) -> None:
-    s.phase = Phase.PERFORM
+    s.phase = PH_PERFORM
     s.tile = t
     s.printed = printed
     s.crook_used = False
@@ -442,9 +513,9 @@ def _after_tile(s: GameState) -> None:
     if was_printed:
         _start_turn(s)
     elif s.takes_left > 0 and s.layout[s.city]:
-        s.phase = Phase.TAKE
+        s.phase = PH_TAKE
     else:
-        s.phase = Phase.PASS
+        s.phase = PH_PASS
 
 
 def _on_pass_pawn(s: GameState, a: PassPawn) -> None:
@@ -466,7 +537,7 @@ def _pawn_to(s: GameState, to: int) -> None:
     s.holder = to
     s.actor = -1
     if s.board.only_end_next(s.city):
-        s.phase = Phase.REVEAL  # Decision: no auction before a forced move into the end
+        s.phase = PH_REVEAL  # Decision: no auction before a forced move into the end
     else:
         _begin_auction(s)
 
@@ -495,9 +566,30 @@ def _on_use_crook(s: GameState, a: UseCrook) -> None:
         _fail("crook.symbol", f"this tile shows {len(syms)} goods symbols")
     if not 0 <= a.colour < NCOLOURS or a.colour == syms[a.symbol]:
         _fail("crook.colour", "a Crook must change the symbol to another goods colour")
+    nt = t.with_symbol(a.symbol, a.colour)
+    if not _publicly_performable(s, s.actor, nt):
+        # After a Crook the action must be performed (Decline is refused): accepting a
+        # change nobody could perform would leave the table with no legal step.
+        _fail("crook.performed", "a Crook may only be used with an action you can perform")
     s.crooks[s.actor] -= 1
     s.crook_used = True
-    s.tile = t.with_symbol(a.symbol, a.colour)
+    s.tile = nt
+
+
+def _publicly_performable(s: GameState, seat: int, t: Tile) -> bool:
+    """Whether public information allows ``seat`` to perform Seller/Buyer/Trader ``t``:
+    hidden goods may be of any colour, publicly known ones only of their own."""
+    if t.kind == BUYER:
+        return s.money[seat] >= 1 and len(s.bag) > 0
+    known = s.known
+    goods = s.goods[seat]
+    free = sum(1 for h in goods if h not in known)
+    need = t.give if t.kind == TRADER else (t.colour,)
+    short = 0
+    for c in set(need):
+        have = sum(1 for h in goods if known.get(h) == c)
+        short += max(0, need.count(c) - have)
+    return short <= free
 
 
 def _check_own(s: GameState, seat: int, handles: tuple[int, ...], colour: int | None) -> None:
@@ -537,7 +629,7 @@ def _on_buy(s: GameState, a: Buy) -> None:
     if buy_cost(a.count) > s.money[s.actor]:
         _fail("buyer.money", f"{a.count} goods cost {buy_cost(a.count)} silver; you have less")
     s.pending = (BUY, (t.colour,) * a.count, True)
-    s.phase = Phase.WITHDRAW
+    s.phase = PH_WITHDRAW
 
 
 def _on_trade(s: GameState, a: Trade) -> None:
@@ -556,7 +648,7 @@ def _on_trade(s: GameState, a: Trade) -> None:
             _fail("goods.colour", f"good #{h} is publicly known not to be that colour")
     s.trade_give = a.handles
     s.pending = (TRADE, t.receive, False)
-    s.phase = Phase.WITHDRAW
+    s.phase = PH_WITHDRAW
 
 
 def _on_exchange_pair(s: GameState, a: ExchangePair) -> None:
@@ -584,7 +676,7 @@ def _on_exchange_done(s: GameState, a: ExchangeDone) -> None:
 
 def _exchange_request(s: GameState) -> None:
     s.pending = (EXCHANGE, tuple(p[2] for p in s.pairs), False)
-    s.phase = Phase.WITHDRAW
+    s.phase = PH_WITHDRAW
 
 
 def _on_steal(s: GameState, a: Steal) -> None:
@@ -595,7 +687,7 @@ def _on_steal(s: GameState, a: Steal) -> None:
     if not s.goods[a.victim]:
         _fail("thief.victim", "a player with no goods cannot lose one")
     s.steal_victim = a.victim
-    s.phase = Phase.STEAL
+    s.phase = PH_STEAL
 
 
 def _on_vizier(s: GameState, a: Vizier) -> None:
@@ -605,7 +697,7 @@ def _on_vizier(s: GameState, a: Vizier) -> None:
         _fail("vizier.colour", "that colour was already chosen by an earlier Grand Vizier")
     s.locked.append(a.colour)
     s.vizier_colour = a.colour
-    s.phase = Phase.VIZIER
+    s.phase = PH_VIZIER
 
 
 def _on_vizier_reveals(s: GameState, a: VizierReveals) -> None:
@@ -672,7 +764,7 @@ def _on_withdrawn(s: GameState, a: Withdrawn) -> None:
     if purpose == TRADE and got:
         s.trades_done += 1
         s.trade_give = ()
-        s.phase = Phase.PERFORM
+        s.phase = PH_PERFORM
         if s.trades_done >= 2:
             _after_tile(s)
         return
@@ -709,33 +801,33 @@ def _on_final_reveal(s: GameState, a: FinalReveal) -> None:
             if s.known.get(h, c) != c:
                 _fail("reveal.colour", f"good #{h} is publicly known to be another colour")
     s.final = tuple(tuple(cs) for cs in a.colours)
-    s.phase = Phase.OVER
+    s.phase = PH_OVER
 
 
 _HANDLERS = {
-    (Phase.SEED, Seed): _on_seed,
-    (Phase.DEAL, Dealt): _on_dealt,
-    (Phase.BID, PassBid): _on_pass_bid,
-    (Phase.BID, Bid): _on_bid,
-    (Phase.CHOOSE, SellLead): _on_sell_lead,
-    (Phase.CHOOSE, KeepLead): _on_keep_lead,
-    (Phase.MOVE, Move): _on_move,
-    (Phase.TAKE, TakeTile): _on_take,
-    (Phase.TAKE, PlayBarterer): _on_play_barterer,
-    (Phase.PASS, PassPawn): _on_pass_pawn,
-    (Phase.PERFORM, Decline): _on_decline,
-    (Phase.PERFORM, UseCrook): _on_use_crook,
-    (Phase.PERFORM, Sell): _on_sell,
-    (Phase.PERFORM, Buy): _on_buy,
-    (Phase.PERFORM, Trade): _on_trade,
-    (Phase.PERFORM, ExchangePair): _on_exchange_pair,
-    (Phase.PERFORM, ExchangeDone): _on_exchange_done,
-    (Phase.PERFORM, Steal): _on_steal,
-    (Phase.PERFORM, Vizier): _on_vizier,
-    (Phase.VIZIER, VizierReveals): _on_vizier_reveals,
-    (Phase.WITHDRAW, Withdrawn): _on_withdrawn,
-    (Phase.STEAL, Stolen): _on_stolen,
-    (Phase.REVEAL, FinalReveal): _on_final_reveal,
+    (PH_SEED, Seed): _on_seed,
+    (PH_DEAL, Dealt): _on_dealt,
+    (PH_BID, PassBid): _on_pass_bid,
+    (PH_BID, Bid): _on_bid,
+    (PH_CHOOSE, SellLead): _on_sell_lead,
+    (PH_CHOOSE, KeepLead): _on_keep_lead,
+    (PH_MOVE, Move): _on_move,
+    (PH_TAKE, TakeTile): _on_take,
+    (PH_TAKE, PlayBarterer): _on_play_barterer,
+    (PH_PASS, PassPawn): _on_pass_pawn,
+    (PH_PERFORM, Decline): _on_decline,
+    (PH_PERFORM, UseCrook): _on_use_crook,
+    (PH_PERFORM, Sell): _on_sell,
+    (PH_PERFORM, Buy): _on_buy,
+    (PH_PERFORM, Trade): _on_trade,
+    (PH_PERFORM, ExchangePair): _on_exchange_pair,
+    (PH_PERFORM, ExchangeDone): _on_exchange_done,
+    (PH_PERFORM, Steal): _on_steal,
+    (PH_PERFORM, Vizier): _on_vizier,
+    (PH_VIZIER, VizierReveals): _on_vizier_reveals,
+    (PH_WITHDRAW, Withdrawn): _on_withdrawn,
+    (PH_STEAL, Stolen): _on_stolen,
+    (PH_REVEAL, FinalReveal): _on_final_reveal,
 }
 
 
@@ -745,32 +837,32 @@ _HANDLERS = {
 def forced_action(s: GameState) -> Action | None:
     """The only possible action, when public information alone fixes it."""
     ph = s.phase
-    if ph == Phase.BID:
+    if ph == PH_BID:
         if s.money[s.bid_order[s.bid_pos]] <= s.high_bid:
-            return PassBid()
-    elif ph == Phase.CHOOSE:
+            return _PASS_BID
+    elif ph == PH_CHOOSE:
         if s.money[s.holder] < s.high_bid:
-            return SellLead()
-    elif ph == Phase.MOVE:
+            return _SELL_LEAD
+    elif ph == PH_MOVE:
         succ = s.board.succ[s.city]
         if len(succ) == 1:
-            return Move(succ[0])
-    elif ph == Phase.TAKE:
+            return _move(succ[0])
+    elif ph == PH_TAKE:
         tiles = s.layout[s.city]
         if len(tiles) == 1 and not _can_barter(s):
-            return TakeTile(tiles[0])
-    elif ph == Phase.PASS:
+            return _take(tiles[0])
+    elif ph == PH_PASS:
         el = _eligible(s)
         if not el:
-            return PassPawn(s.actor)  # nobody else may act: the actor keeps the pawn
+            return _PASSES[s.actor]  # nobody else may act: the actor keeps the pawn
         if len(el) == 1:
-            return PassPawn(el[0])
-    elif ph == Phase.PERFORM:
+            return _PASSES[el[0]]
+    elif ph == PH_PERFORM:
         t = s.tile
         if t is not None and t.kind == THIEF and not _crook_possible(s, s.actor):
             if not any(s.goods[v] for v in range(s.players) if v != s.actor):
-                return Decline()
-    elif ph == Phase.VIZIER:
+                return _DECLINE
+    elif ph == PH_VIZIER:
         if not vizier_actors(s):
             return VizierReveals(((),) * s.players)
     return None

@@ -78,6 +78,7 @@ class GameState:
         "barterers",
         "bid_order",
         "bid_pos",
+        "board",
         "city",
         "config",
         "crook_used",
@@ -95,6 +96,7 @@ class GameState:
         "pairs",
         "pending",
         "phase",
+        "players",
         "printed",
         "steal_victim",
         "takes_left",
@@ -109,6 +111,9 @@ class GameState:
     def __init__(self, config: Config) -> None:
         n = config.players
         self.config = config
+        # Plain copies of two config fields (not properties): read on every step.
+        self.players: int = n
+        self.board: Board = config.board
         self.phase = Phase.SEED
         self.layout: list[list[int]] = [[] for _ in config.board.cities]
         self.money = [0] * n
@@ -141,14 +146,6 @@ class GameState:
         self.steal_victim = -1
         self.final: tuple[tuple[int, ...], ...] | None = None
 
-    @property
-    def players(self) -> int:
-        return self.config.players
-
-    @property
-    def board(self) -> Board:
-        return self.config.board
-
     def copy(self) -> GameState:
         s = GameState.__new__(GameState)
         for name in GameState.__slots__:
@@ -164,8 +161,9 @@ class GameState:
     def canonical(self) -> list[Any]:
         """All state as nested arrays of ints/bytes, in a fixed order (no maps, no floats)."""
         cfg = self.config
-        tile = list(self.tile[:4]) + [list(self.tile.give), list(self.tile.receive), self.tile.n] \
-            if self.tile is not None else None
+        t = self.tile
+        tile = None if t is None else [t.id, t.back, t.kind, t.colour, list(t.give),
+                                       list(t.receive), t.n]
         return [
             1,  # state format version
             [cfg.players, int(cfg.reverse), cfg.board.digest, cfg.goods_each, cfg.start_money],

@@ -92,6 +92,8 @@ def parse_tile_spec(spec: Any, back: int, tile_id: int, where: str) -> Tile:
         if kind in (SELLER, BUYER):
             return Tile(tile_id, back, kind, colour=colour_id(str(spec["colour"])))
         if kind == TRADER:
+            if not isinstance(spec["give"], list) or not isinstance(spec["receive"], list):
+                raise DataError(f"{where}: a trader's 'give' and 'receive' must be lists")
             give = tuple(colour_id(str(c)) for c in spec["give"])
             recv = tuple(colour_id(str(c)) for c in spec["receive"])
             if not give or not recv:
