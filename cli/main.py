@@ -1,0 +1,70 @@
+"""The ``silkroad`` command: an argparse front door that dispatches to cli/cmd_*.py.
+
+Each command module exposes ``register(sub)`` and ``run(args) -> int``. Exit codes:
+0 ok, 1 failure (or an unfair game found), 2 usage error or unreadable input. User
+errors are one clear line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+from cli import cmd_bench, cmd_play, cmd_replay, cmd_simulate
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def _version() -> str:
+    try:
+        return version("silkroad")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that says how to get help after a usage error (exit code 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n"
+                              f"Run '{self.prog} --help' for the options.\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="silkroad",
+        description="Silk Road (Cheatham & Faidutti) in your terminal: "
+        "bid for the caravan, trade along the road, bribe the Grand Vizier.",
+        epilog="Examples:\n  silkroad play\n  silkroad play --bots 4 --seed 7\n"
+        "  silkroad replay games/latest.silkroad\n  silkroad simulate --games 100\n"
+        "  silkroad bench engine",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"silkroad {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    cmd_play.register(sub)
+    cmd_replay.register(sub)
+    cmd_simulate.register(sub)
+    cmd_bench.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(func(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_FAIL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""The route map as formatted text: rows from start to end, the caravan, every city's tiles.
+
+Rows are the longest-path depth from the start city, so any valid board (and the
+reverse variant, whose start is Antioch) lays out from where the caravan begins to
+where it ends without needing row numbers in the board file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.formatted_text.utils import fragment_list_width
+
+from cli.theme import tile_style, tile_symbol
+from engine.board import Board
+from engine.state import GameState
+
+HERE, NEXT, PASSED, GONE = "▶", "›", "·", " "
+
+
+def board_rows(board: Board) -> list[list[int]]:
+    """Cities grouped by longest-path depth from the start (board order within a row)."""
+    depth = {board.start: 0}
+    order = _topological(board)
+    for c in order:
+        for n in board.succ[c]:
+            depth[n] = max(depth.get(n, 0), depth[c] + 1)
+    rows: list[list[int]] = [[] for _ in range(max(depth.values()) + 1)]
+    for c in range(len(board.cities)):
+        rows[depth[c]].append(c)
+    return rows
+
+
+def _topological(board: Board) -> list[int]:
+    seen: set[int] = set()
+    out: list[int] = []
+
+    def visit(c: int) -> None:
+        stack = [(c, iter(board.succ[c]))]
+        seen.add(c)
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                out.append(node)
+            elif nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, iter(board.succ[nxt])))
+
+    visit(board.start)
+    return out[::-1]
+
+
+def reachable(board: Board, city: int) -> set[int]:
+    """Cities the caravan can still reach from ``city`` (including it)."""
+    out = {city}
+    todo = [city]
+    while todo:
+        c = todo.pop()
+        for n in board.succ[c]:
+            if n not in out:
+                out.add(n)
+                todo.append(n)
+    return out
+
+
+def city_label(board: Board, c: int) -> str:
+    return board.cities[c] + ("*" if board.printed[c] is not None else "")
+
+
+def _cell(
+    s: GameState, c: int, route: Sequence[int], ahead: set[int], name_w: int
+) -> StyleAndTextTuples:
+    board = s.board
+    nexts = board.succ[s.city] if s.phase != s.phase.OVER else ()
+    if c == s.city:
+        mark, mstyle = HERE, "class:city.here"
+    elif c in nexts:
+        mark, mstyle = NEXT, "class:city.next"
+    elif c in route:
+        mark, mstyle = PASSED, "class:city.visited"
+    else:
+        mark, mstyle = GONE, ""
+    if c == s.city:
+        nstyle = "class:city.here"
+    elif c not in ahead:
+        nstyle = "class:city.visited"
+    elif board.colour[c] == 0:
+        nstyle = "class:city.orange"
+    elif board.colour[c] == 1:
+        nstyle = "class:city.purple"
+    else:
+        nstyle = "class:city.end"
+    if c in nexts:
+        nstyle += " class:city.next"
+    frags: StyleAndTextTuples = [(mstyle, mark), ("", " "), (nstyle, city_label(board, c))]
+    frags.append(("", " " * (name_w - len(city_label(board, c)) + 1)))
+    tiles = s.layout[c]
+    for i, tid in enumerate(tiles):
+        t = board.tileset.tiles[tid]
+        if i:
+            frags.append(("", " "))
+        style = tile_style(t) if c in ahead else "class:city.visited"
+        frags.append((style, tile_symbol(t)))
+    return frags
+
+
+def render_map(
+    s: GameState, route: Sequence[int] = (), width: int | None = None
+) -> StyleAndTextTuples:
+    """The map, one line per row; a row's second city starts in a fixed column."""
+    board = s.board
+    rows = board_rows(board)
+    ahead = reachable(board, s.city)
+    name_w = max(len(city_label(board, c)) for c in range(len(board.cities)))
+    cells = [[_cell(s, c, route, ahead, name_w) for c in row] for row in rows]
+    # Columns sized for a full city, so the map does not shift as tiles are taken.
+    full = 2 + name_w + 1 + 3 * s.config.tiles_per_city - 1
+    col_w = [full, full, full]
+    for row in cells:
+        for i, cell in enumerate(row[:3]):
+            col_w[i] = max(col_w[i], fragment_list_width(cell))
+    out: StyleAndTextTuples = []
+    for r, row in enumerate(cells):
+        if r:
+            out.append(("", "\n"))
+        x = 0
+        if len(row) == 1 and len(col_w) > 1 and col_w[1]:
+            indent = (col_w[0] + 1) // 2 - fragment_list_width(row[0]) // 4
+            out.append(("", " " * indent))
+            x = indent
+        for i, cell in enumerate(row):
+            if i:
+                pad = sum(col_w[:i]) + i - x
+                out.append(("", " " * max(1, pad)))
+                x += max(1, pad)
+            out.extend(cell)
+            x += fragment_list_width(cell)
+    return out
+
+
+def map_width(s: GameState) -> int:
+    """Columns the map needs (widest row), so the players panel can take the rest."""
+    text = "".join(t for _, t, *_ in render_map(s))
+    return max(len(line) for line in text.split("\n"))

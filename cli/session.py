@@ -1,0 +1,117 @@
+"""The boundary between the table UI and whatever runs the game.
+
+The UI never touches the engine's driver, the dealer or the network: it reads a
+:class:`TableSession` (what I may see, what I may do now) and submits actions to it,
+and it listens to the session's event stream. ``cli.local_session.LocalSession`` runs
+the engine in-process with bots; the networked session in ``p2p/`` will implement the
+same protocol, so swapping one for the other is local to the command that builds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from engine.actions import Action
+from engine.view import PlayerView
+
+
+# --- events: what the session tells the UI -------------------------------------------
+@dataclass(frozen=True)
+class StateChanged:
+    """The shared state moved on; ``lines`` say what happened, in plain words."""
+
+    lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Status:
+    """A progress or status line (e.g. "shuffling the bag 3/6"); ``text=None`` clears it."""
+
+    text: str | None
+    done: int | None = None
+    total: int | None = None
+
+
+@dataclass(frozen=True)
+class PeerLink:
+    """A peer's connection dropped (``connected=False``) or came back."""
+
+    seat: int
+    name: str
+    connected: bool
+
+
+@dataclass(frozen=True)
+class GameOver:
+    """The final reveal happened; the view's state holds ``final`` for the score table."""
+
+    reason: str = "the caravan reached the end of the road"
+
+
+@dataclass(frozen=True)
+class SessionError:
+    """Something went wrong that the player must know about (not an illegal action)."""
+
+    text: str
+    fatal: bool = False
+
+
+Event = StateChanged | Status | PeerLink | GameOver | SessionError
+
+
+@dataclass
+class SeatInfo:
+    """Who sits where: the UI labels panels and the log with this."""
+
+    name: str
+    kind: str  # "human", "heuristic", "random", "peer"
+    connected: bool = True
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+# --- the protocol ----------------------------------------------------------------------
+@runtime_checkable
+class TableSession(Protocol):
+    """What the table UI needs from a game in progress.
+
+    ``seat`` is the local player's seat, or ``None`` for a spectator (headless runs).
+    ``submit`` raises :class:`engine.errors.IllegalAction` with a readable message
+    when the action is not allowed; the state is then unchanged.
+    """
+
+    seat: int | None
+    seats: Sequence[SeatInfo]
+
+    @property
+    def names(self) -> list[str]: ...
+
+    @property
+    def auth_words(self) -> tuple[str, ...] | None:
+        """Words every player compares aloud to detect a man in the middle (None: local)."""
+        ...
+
+    def view(self) -> PlayerView:
+        """The public state plus my own goods' colours (the seat 0 view for a spectator)."""
+        ...
+
+    def legal(self) -> list[Action]:
+        """My legal actions now; empty when it is not my turn."""
+        ...
+
+    def waiting_for(self) -> tuple[int, ...]:
+        """Seats the table is waiting for (for the status line)."""
+        ...
+
+    async def start(self) -> None:
+        """Begin play (start bots, connect peers); returns once play runs in the background."""
+        ...
+
+    async def submit(self, action: Action) -> None: ...
+
+    def events(self) -> AsyncIterator[Event]:
+        """The stream of events, in order; ends after the session closes."""
+        ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,111 @@
+"""The ``silkroad`` command line: play --headless, replay, bench, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from cli.replay_app import ReplayApp
+from cli.replay_model import build_replay
+from cli.save_file import load_game
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.startswith("silkroad ")
+
+
+def test_headless_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    save = tmp_path / "g.silkroad"
+    assert main(["play", "--headless", "--json", "--seed", "3", "--save", str(save)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("seed", "players", "names", "scores", "winners", "wall_time_s", "save"):
+        assert key in out
+    assert out["seed"] == 3 and out["players"] == 4 and out["save"] == str(save)
+    assert set(out["winners"]) <= set(out["names"])
+    assert {"total", "money", "goods", "per_colour", "majorities"} <= set(out["scores"][0])
+    game = load_game(save)
+    assert not game.truncated and game.header.dealer_seed == 3
+    model = build_replay(game)
+    assert model.complete and model.states[-1].final is not None
+    best = max(s["total"] for s in out["scores"])
+    assert [s["name"] for s in out["scores"] if s["total"] == best] == out["winners"]
+
+
+def test_headless_text_and_same_seed_same_game(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--headless", "--seed", "5", "--bots", "2", "--bot-kind", "random",
+                 "--no-save"]) == 0
+    first = capsys.readouterr().out
+    assert "★ winner" in first and "3 players" in first
+    assert main(["play", "--headless", "--seed", "5", "--bots", "2", "--bot-kind", "random",
+                 "--no-save"]) == 0
+    second = capsys.readouterr().out
+    strip = [line for line in first.splitlines()[1:]]
+    assert strip == second.splitlines()[1:]
+
+
+def test_replay_steps_views_and_truncated_record(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    save = tmp_path / "g.silkroad"
+    assert main(["play", "--headless", "--seed", "4", "--save", str(save)]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(save), "--summary", "--as", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "You " in text and "Everyone reveals" in text
+    model = build_replay(load_game(save))
+    viewer = ReplayApp(model, viewer=None)
+    viewer.go(10)
+    assert viewer.step == 10
+    viewer.next_city(1)
+    assert model.states[viewer.step].phase.name == "BID"
+    viewer.go(10_000)
+    assert viewer.step == len(model) - 1
+    # Auditor sees every colour; a seat sees only its own goods.
+    s = model.states[20]
+    assert set(model.hand(20, None)) >= {h for p in range(s.players) for h in s.goods[p]}
+    assert set(model.hand(20, 2)) == set(s.goods[2])
+    # A killed game leaves a valid prefix.
+    data = save.read_bytes()
+    cut = tmp_path / "cut.silkroad"
+    cut.write_bytes(data[: len(data) // 2 + 1])
+    game = load_game(cut)
+    assert 0 < len(game.actions) < len(model.actions)
+    assert not build_replay(game).complete
+    assert main(["replay", str(cut), "--summary"]) == 0
+    assert "interrupted" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["play", "--bots", "9"], "--bots must be 2..5"),
+        (["play", "--json"], "--json needs --headless"),
+        (["play", "--board", "/nonexistent/board.json", "--headless"], "cannot read board"),
+        (["replay", "/nonexistent.silkroad"], "cannot read"),
+        (["replay", __file__], "not a silkroad game record"),
+        (["play", "--variant", "sideways"], "invalid choice"),
+        (["frobnicate"], "invalid choice"),
+        (["bench", "warp"], "invalid choice"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_clear_message(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_play_needs_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--no-save"]) == 2  # pytest's stdin is not a terminal
+    assert "--headless" in capsys.readouterr().err
