@@ -1,0 +1,298 @@
+"""Authenticated, encrypted TCP connections: one listener per peer, and dialing.
+
+A peer process owns exactly one :class:`Listener` (one TCP port): the lobby of a table it
+hosts and the mesh links of the game it plays are both served on it, told apart by the
+handshake's *purpose*.  Services register an :class:`AcceptPolicy` plus a callback that
+receives each authenticated :class:`Connection`.
+
+Robustness rules: a handshake is bounded by a timeout and by a cap on concurrent
+unauthenticated connections; any failure closes that one socket, is logged with its reason
+and counted in :attr:`Listener.refusals`; the listener itself never stops because of what a
+peer sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConnectionClosed, FramingError, HandshakeError, P2PError
+from .framing import DEFAULT_LIMITS, FrameLimits, frame, pack, read_frame, unpack
+from .handshake import (
+    PROTOCOL_VERSION,
+    TAG_LEN,
+    AcceptPolicy,
+    HandshakeResult,
+    accept_handshake,
+    dial_handshake,
+    new_incarnation,
+)
+from .identity import Identity, fingerprint
+
+log = logging.getLogger("p2p")
+
+OnConnection = Callable[["Connection"], Awaitable[None] | None]
+
+
+class Connection:
+    """An authenticated, encrypted, framed msgpack channel to one remote key.
+
+    ``send`` is synchronous (encrypt + queue in the transport) so frame order always equals
+    call order; ``recv`` returns the next decoded object or raises a :class:`P2PError`
+    (``ConnectionClosed`` on clean EOF, ``FramingError`` on any bad frame).
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        result: HandshakeResult,
+        limits: FrameLimits = DEFAULT_LIMITS,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._send = result.send_cipher
+        self._recv = result.recv_cipher
+        self.limits = limits
+        self.purpose = result.purpose
+        self.remote_key = result.remote_key
+        self.remote_incarnation = result.remote_incarnation
+        self.transcript = result.transcript
+        peer = writer.get_extra_info("peername")
+        self.peer_host: str = peer[0] if peer else "?"
+        local = writer.get_extra_info("sockname")
+        #: our address on this connection (what the remote reached us at)
+        self.local_host: str | None = local[0] if local else None
+
+    @property
+    def remote_fingerprint(self) -> str:
+        return fingerprint(self.remote_key)
+
+    @property
+    def closed(self) -> bool:
+        return self._writer.is_closing()
+
+    def send(self, obj: Any) -> None:
+        """Encrypt and queue one message; raises ``ConnectionClosed`` if already closed."""
+        if self._writer.is_closing():
+            raise ConnectionClosed("connection is closed")
+        payload = pack(obj)
+        if len(payload) > self.limits.max_frame:
+            raise FramingError(
+                f"outgoing message of {len(payload)} bytes exceeds the limit of "
+                f"{self.limits.max_frame}"
+            )
+        self._writer.write(frame(self._send.seal(payload)))
+
+    async def drain(self) -> None:
+        """Wait until the transport's buffer is below its high-water mark."""
+        await self._writer.drain()
+
+    def write_buffer_size(self) -> int:
+        transport = self._writer.transport
+        return transport.get_write_buffer_size() if transport else 0
+
+    async def recv(self) -> Any:
+        """The next message (strictly decoded under :attr:`limits`)."""
+        payload = await read_frame(self._reader, self.limits.max_frame + TAG_LEN)
+        return unpack(self._recv.open(payload), self.limits)
+
+    def close(self) -> None:
+        self._writer.close()
+
+    async def aclose(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(Exception):
+            await self._writer.wait_closed()
+
+    def __repr__(self) -> str:
+        return f"Connection({self.remote_fingerprint[:8]}@{self.peer_host})"
+
+
+@dataclass
+class _Service:
+    policy: AcceptPolicy
+    on_connection: OnConnection
+
+
+class Listener:
+    """The peer's single TCP endpoint; dispatches authenticated connections by purpose."""
+
+    def __init__(
+        self,
+        identity: Identity,
+        *,
+        host: str = "0.0.0.0",
+        port: int = 0,
+        incarnation: bytes | None = None,
+        version: int = PROTOCOL_VERSION,
+        handshake_timeout: float = 5.0,
+        max_pending: int = 64,
+        limits: FrameLimits = DEFAULT_LIMITS,
+    ) -> None:
+        self.identity = identity
+        self.host = host
+        self._port = port
+        self.incarnation = incarnation or new_incarnation()
+        self.version = version
+        self.handshake_timeout = handshake_timeout
+        self.max_pending = max_pending
+        self.limits = limits
+        self._services: dict[bytes, _Service] = {}
+        self._server: asyncio.Server | None = None
+        self._pending = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        #: recent (peer address, reason) of refused/failed incoming connections
+        self.refusals: deque[tuple[str, str]] = deque(maxlen=256)
+        self.refused_count = 0
+        self.accepted_count = 0
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    async def start(self) -> Listener:
+        self._server = await asyncio.start_server(
+            self._handle, self.host, self._port, limit=1 << 16
+        )
+        self._port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+
+    async def __aenter__(self) -> Listener:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def register(self, purpose: bytes, policy: AcceptPolicy, on_connection: OnConnection) -> None:
+        """Serve ``purpose`` (e.g. ``b"lobby"``) with ``policy``; replaces any previous one."""
+        self._services[purpose] = _Service(policy, on_connection)
+
+    def unregister(self, purpose: bytes) -> None:
+        self._services.pop(purpose, None)
+
+    def _policy_for(self, purpose: bytes) -> AcceptPolicy | str:
+        service = self._services.get(purpose)
+        if service is None:
+            if purpose == b"lobby":
+                return "no table is open here"
+            return "no such game here (different roster or parameters?)"
+        return service.policy
+
+    def _refused(self, addr: str, reason: str) -> None:
+        self.refused_count += 1
+        self.refusals.append((addr, reason))
+        log.warning("refused connection from %s: %s", addr, reason)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        peer = writer.get_extra_info("peername")
+        addr = f"{peer[0]}:{peer[1]}" if peer else "?"
+        if self._pending >= self.max_pending:
+            self._refused(addr, "too many handshakes in progress")
+            writer.close()
+            return
+        self._pending += 1
+        try:
+            async with asyncio.timeout(self.handshake_timeout):
+                result = await accept_handshake(
+                    reader,
+                    writer,
+                    self.identity,
+                    self._policy_for,
+                    incarnation=self.incarnation,
+                    version=self.version,
+                )
+        except TimeoutError:
+            self._refused(addr, "handshake timed out")
+            writer.close()
+            return
+        except P2PError as exc:
+            self._refused(addr, exc.reason)
+            writer.close()
+            return
+        except (ConnectionError, OSError) as exc:
+            self._refused(addr, f"socket error during handshake: {exc}")
+            writer.close()
+            return
+        except Exception as exc:  # never let a peer's bytes kill the listener
+            log.exception("unexpected error in handshake from %s", addr)
+            self._refused(addr, f"internal error: {type(exc).__name__}")
+            writer.close()
+            return
+        finally:
+            self._pending -= 1
+        service = self._services.get(result.purpose)
+        if service is None:  # unregistered while handshaking
+            self._refused(addr, "service closed during handshake")
+            writer.close()
+            return
+        self.accepted_count += 1
+        conn = Connection(reader, writer, result, self.limits)
+        try:
+            outcome = service.on_connection(conn)
+            if outcome is not None:
+                await outcome
+        except Exception:
+            log.exception("service handler failed for %r", conn)
+            conn.close()
+
+
+async def dial(
+    host: str,
+    port: int,
+    identity: Identity,
+    purpose: bytes,
+    *,
+    incarnation: bytes,
+    expected_key: bytes | None = None,
+    join_code: str | None = None,
+    timeout: float = 5.0,
+    version: int = PROTOCOL_VERSION,
+    limits: FrameLimits = DEFAULT_LIMITS,
+) -> Connection:
+    """Connect and handshake; raises :class:`HandshakeError` (with the reason) or ``OSError``."""
+    async with asyncio.timeout(timeout):
+        reader, writer = await asyncio.open_connection(host, port, limit=1 << 16)
+        try:
+            result = await dial_handshake(
+                reader,
+                writer,
+                identity,
+                purpose,
+                incarnation=incarnation,
+                expected_key=expected_key,
+                join_code=join_code,
+                version=version,
+            )
+        except FramingError as exc:
+            writer.close()
+            raise HandshakeError(f"bad handshake frame from {host}:{port}: {exc.reason}") from None
+        except ConnectionClosed:
+            writer.close()
+            raise HandshakeError(
+                f"{host}:{port} closed the connection during the handshake"
+            ) from None
+        except BaseException:
+            writer.close()
+            raise
+    return Connection(reader, writer, result, limits)

@@ -1,0 +1,459 @@
+"""The lobby: a host opens a table, joiners take seats, the host starts the game.
+
+Protocol on an authenticated ``b"lobby"`` connection (the join code, when set, was already
+checked in the handshake — a peer without it never gets this far)::
+
+    J→H  ["join", name, mesh_host | nil, mesh_port, commitment]
+    H→J  ["seated", table_name, seats_total, variant]        or ["refuse", reason]
+    H→J  ["lobby", [[name, fp8], ...], seats_total]            (whenever seats change)
+    H→J  ["start", roster, params, commitments]                (roster/params as wire arrays)
+    J→H  ["reveal", nonce]
+    H→J  ["nonces", [nonce per seat]]
+    J→H  ["ready", game_id]
+    H→J  ["cancel", reason]                                     (host closed the table)
+
+``commitment = H(key ‖ nonce)`` is sent when joining, long before any nonce is revealed;
+the authentication words hash the game id together with every seat's nonce (see
+:mod:`p2p.game`).  The host is seat 0, joiners take seats in join order.  Every joiner
+checks that the host's key sits at seat 0, that its own key and commitment are in the
+roster, and every revealed nonce against its commitment.  Then all peers compute the same
+``game_id`` and words and build the :class:`~p2p.mesh.Mesh` on the same listener.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .connection import Connection, Listener, dial
+from .discovery import Advertisement, Discovery, TableAd, TableInfo
+from .errors import LobbyError, P2PError, ProtocolError
+from .game import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NONCE_LEN,
+    SHUFFLE_MODES,
+    GameParams,
+    GameSetup,
+    auth_words,
+    commitment,
+    compute_game_id,
+)
+from .handshake import AcceptPolicy, join_key
+from .identity import fingerprint
+from .mesh import RosterEntry
+
+log = logging.getLogger("p2p.lobby")
+LOBBY = b"lobby"
+MAX_NAME = 32
+
+
+def _clean_name(name: Any) -> str:
+    if not isinstance(name, str):
+        raise ProtocolError("player name must be a string")
+    text = " ".join(name.split())[:MAX_NAME]
+    return text or "player"
+
+
+@dataclass
+class _Seat:
+    name: str
+    key: bytes
+    host: str
+    port: int
+    commitment: bytes
+    conn: Connection | None = None
+    inbox: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+
+
+class Table:
+    """The host side of a table (the host is always seat 0)."""
+
+    def __init__(
+        self,
+        listener: Listener,
+        *,
+        name: str,
+        seats: int,
+        host_name: str = "host",
+        variant: str = "base",
+        board_digest: bytes = b"",
+        shuffle_mode: str = "verified",
+        join_code: str | None = None,
+        discovery: Discovery | None = None,
+        advertise_addresses: list[str] | None = None,
+        join_timeout: float = 5.0,
+    ) -> None:
+        if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
+            raise ValueError(f"a table has {MIN_PLAYERS}..{MAX_PLAYERS} seats, not {seats}")
+        if shuffle_mode not in SHUFFLE_MODES:
+            raise ValueError(f"shuffle mode must be one of {SHUFFLE_MODES}")
+        self.listener = listener
+        self.identity = listener.identity
+        self.name = name
+        self.seats_total = seats
+        self.variant = variant
+        self.board_digest = board_digest
+        self.shuffle_mode = shuffle_mode
+        self.join_code = join_code
+        self.discovery = discovery
+        self.advertise_addresses = advertise_addresses
+        self.join_timeout = join_timeout
+        self._nonce = os.urandom(NONCE_LEN)
+        host = listener.host if listener.host not in ("0.0.0.0", "") else "127.0.0.1"
+        me = _Seat(
+            _clean_name(host_name),
+            self.identity.public,
+            host,
+            listener.port,
+            commitment(self._nonce, self.identity.public),
+        )
+        self.seated: list[_Seat] = [me]
+        self.started = False
+        self.closed = False
+        self.advertisement: Advertisement | None = None
+        self._changed = asyncio.Event()
+        self._ad_task: asyncio.Task[None] | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+    async def open(self) -> Table:
+        """Start accepting joiners (and advertise, if a :class:`Discovery` was given)."""
+        key = None
+        if self.join_code is not None:
+            loop = asyncio.get_running_loop()
+            key = await loop.run_in_executor(None, join_key, self.join_code, self.identity.public)
+        self.listener.register(LOBBY, AcceptPolicy(self._authorize, key), self._on_join)
+        if self.discovery is not None:
+            self.advertisement = await self.discovery.advertise(
+                self._ad(), self.listener.port, addresses=self.advertise_addresses
+            )
+        return self
+
+    async def close(self, reason: str = "the host closed the table") -> None:
+        """Stop the lobby and withdraw the advertisement; joiners still waiting are told why.
+
+        After :meth:`start` the advertisement stays up (phase ``playing``) until this is
+        called, so the LAN can see the game in progress.
+        """
+        await self._end_lobby(reason)
+        if self._ad_task is not None:
+            with contextlib.suppress(BaseException):
+                await self._ad_task
+        if self.advertisement is not None:
+            with contextlib.suppress(Exception):
+                await self.advertisement.withdraw()
+            self.advertisement = None
+
+    async def _end_lobby(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.listener.unregister(LOBBY)
+        for seat in self.seated[1:]:
+            if seat.conn is not None:
+                if not self.started:
+                    with contextlib.suppress(P2PError, OSError):
+                        seat.conn.send(["cancel", reason])
+                await seat.conn.aclose()
+
+    def _ad(self) -> TableAd:
+        return TableAd(
+            name=self.name,
+            seats_taken=len(self.seated),
+            seats_total=self.seats_total,
+            fingerprint=self.identity.fingerprint,
+            phase="playing" if self.started else "lobby",
+            code_required=self.join_code is not None,
+            variant=self.variant,
+        )
+
+    def _refresh(self) -> None:
+        """Tell joiners and the LAN that the seats changed."""
+        self._changed.set()
+        roster = [[s.name, fingerprint(s.key)[:8]] for s in self.seated]
+        for seat in self.seated[1:]:
+            if seat.conn is not None:
+                with contextlib.suppress(P2PError, OSError):
+                    seat.conn.send(["lobby", roster, self.seats_total])
+        if self.advertisement is not None:
+            previous = self._ad_task
+            ad = self._ad()
+
+            async def publish() -> None:
+                if previous is not None:
+                    with contextlib.suppress(BaseException):
+                        await previous
+                assert self.advertisement is not None
+                try:
+                    await self.advertisement.update(ad)
+                except Exception as exc:  # advertising is best effort
+                    log.warning("could not update the advertisement: %s", exc)
+
+            self._ad_task = asyncio.get_running_loop().create_task(publish())
+
+    # ---------------------------------------------------------------- joining
+    def _authorize(self, key: bytes) -> str | None:
+        if self.started:
+            return "the game has already started"
+        if self.closed:
+            return "the table is closed"
+        if any(s.key == key for s in self.seated):
+            return "this key is already seated"
+        if len(self.seated) >= self.seats_total:
+            return "the table is full"
+        return None
+
+    async def _on_join(self, conn: Connection) -> None:
+        try:
+            async with asyncio.timeout(self.join_timeout):
+                msg = await conn.recv()
+            seat = self._parse_join(conn, msg)
+        except (P2PError, TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", None) or "no join request in time"
+            log.warning("join from %s refused: %s", conn.peer_host, reason)
+            with contextlib.suppress(P2PError, OSError):
+                conn.send(["refuse", reason])
+            await conn.aclose()
+            return
+        refusal = self._authorize(conn.remote_key)  # may have filled while we waited
+        if refusal is not None:
+            with contextlib.suppress(P2PError, OSError):
+                conn.send(["refuse", refusal])
+            await conn.aclose()
+            return
+        self.seated.append(seat)
+        log.info("%s (%s) took a seat", seat.name, fingerprint(seat.key)[:8])
+        conn.send(["seated", self.name, self.seats_total, self.variant])
+        self._refresh()
+        try:
+            while True:
+                seat.inbox.put_nowait(await conn.recv())
+        except (P2PError, OSError) as exc:
+            reason = getattr(exc, "reason", str(exc))
+        finally:
+            await conn.aclose()
+        seat.inbox.put_nowait(LobbyError(f"{seat.name} left: {reason}"))
+        if not self.started and seat in self.seated:
+            self.seated.remove(seat)
+            log.info("%s left the lobby (%s)", seat.name, reason)
+            self._refresh()
+
+    def _parse_join(self, conn: Connection, msg: Any) -> _Seat:
+        if not isinstance(msg, list) or len(msg) != 5 or msg[0] != "join":
+            raise ProtocolError("expected ['join', name, host, port, commitment]")
+        _, name, host, port, commit = msg
+        if host is not None and (not isinstance(host, str) or not 0 < len(host) <= 255):
+            raise ProtocolError("bad mesh host")
+        if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+            raise ProtocolError("bad mesh port")
+        if not isinstance(commit, bytes) or len(commit) != 32:
+            raise ProtocolError("commitment must be 32 bytes")
+        return _Seat(_clean_name(name), conn.remote_key, host or conn.peer_host, port, commit, conn)
+
+    async def wait_for_players(self, count: int | None = None, timeout: float = 60.0) -> None:
+        """Wait until ``count`` (default: all) seats are taken."""
+        want = count or self.seats_total
+        async with asyncio.timeout(timeout):
+            while len(self.seated) < want:
+                self._changed.clear()
+                await self._changed.wait()
+
+    # ---------------------------------------------------------------- starting
+    async def start(self, *, timeout: float = 10.0) -> GameSetup:
+        """Seat order is join order; distribute roster, params and nonces; return the setup."""
+        if self.started or self.closed:
+            raise LobbyError("table already started or closed")
+        if len(self.seated) < MIN_PLAYERS:
+            raise LobbyError(f"{len(self.seated)} seated; at least {MIN_PLAYERS} are needed")
+        self.started = True
+        seats = list(self.seated)
+        params = GameParams(len(seats), self.variant, self.board_digest, self.shuffle_mode)
+        commitments = [s.commitment for s in seats]
+        try:
+            async with asyncio.timeout(timeout):
+                for index, seat in enumerate(seats[1:], start=1):
+                    assert seat.conn is not None
+                    roster = self._roster_for(seats, seat.conn, index)
+                    seat.conn.send(
+                        ["start", [e.to_wire() for e in roster], params.to_wire(), commitments]
+                    )
+                nonces = [self._nonce]
+                for index, seat in enumerate(seats[1:], start=1):
+                    nonces.append(await self._expect_reveal(seat, index))
+                for seat in seats[1:]:
+                    assert seat.conn is not None
+                    seat.conn.send(["nonces", nonces])
+                host_roster = self._roster_for(seats, None, 0)
+                game_id = compute_game_id(host_roster, params)
+                for index, seat in enumerate(seats[1:], start=1):
+                    msg = await self._next(seat)
+                    if msg != ["ready", game_id]:
+                        raise LobbyError(f"seat {index} ({seat.name}) computed a different game")
+        except TimeoutError:
+            await self.close("start timed out")
+            raise LobbyError("start timed out waiting for the joiners") from None
+        except LobbyError as exc:
+            await self.close(exc.reason)
+            raise
+        words = auth_words(game_id, nonces)
+        await self._end_lobby("started")
+        self._refresh()  # phase=playing in the advertisement
+        return GameSetup(tuple(host_roster), params, game_id, words, 0)
+
+    def _roster_for(
+        self, seats: list[_Seat], conn: Connection | None, me: int
+    ) -> list[RosterEntry]:
+        """Roster as seen by one recipient (addresses may differ; the game id does not)."""
+        out = []
+        for index, seat in enumerate(seats):
+            host = seat.host
+            if index == 0 and conn is not None:
+                host = conn.local_host or host
+            out.append(RosterEntry(index, seat.key, host, seat.port, seat.name))
+        return out
+
+    async def _next(self, seat: _Seat) -> Any:
+        msg = await seat.inbox.get()
+        if isinstance(msg, LobbyError):
+            raise msg
+        return msg
+
+    async def _expect_reveal(self, seat: _Seat, index: int) -> bytes:
+        msg = await self._next(seat)
+        if not (isinstance(msg, list) and len(msg) == 2 and msg[0] == "reveal"):
+            raise LobbyError(f"seat {index} ({seat.name}) sent {str(msg)[:40]} instead of a reveal")
+        nonce = msg[1]
+        if not isinstance(nonce, bytes) or commitment(nonce, seat.key) != seat.commitment:
+            raise LobbyError(
+                f"seat {index} ({seat.name}) revealed a nonce that breaks its commitment"
+            )
+        return nonce
+
+
+async def join_table(
+    listener: Listener,
+    host: str,
+    port: int,
+    *,
+    name: str,
+    join_code: str | None = None,
+    expected_fingerprint: str | None = None,
+    mesh_host: str | None = None,
+    timeout: float = 5.0,
+    start_timeout: float | None = None,
+    on_lobby: Callable[[list[tuple[str, str]], int], None] | None = None,
+) -> GameSetup:
+    """Take a seat at the table at ``host:port`` and wait for the host to start.
+
+    ``expected_fingerprint`` (from discovery) makes sure we talk to the advertised host.
+    ``on_lobby(seats, total)`` is called whenever the seating changes.
+    """
+    identity = listener.identity
+    try:
+        conn = await dial(
+            host,
+            port,
+            identity,
+            LOBBY,
+            incarnation=listener.incarnation,
+            join_code=join_code,
+            timeout=timeout,
+            version=listener.version,
+        )
+    except P2PError as exc:
+        raise LobbyError(f"could not join {host}:{port}: {exc.reason}") from None
+    except (OSError, TimeoutError) as exc:
+        raise LobbyError(f"could not reach {host}:{port}: {exc or 'timeout'}") from None
+    try:
+        if expected_fingerprint is not None and conn.remote_fingerprint != expected_fingerprint:
+            raise LobbyError("the table's key does not match its advertisement")
+        return await _joined(conn, listener, name, mesh_host, timeout, start_timeout, on_lobby)
+    except P2PError as exc:
+        if isinstance(exc, LobbyError):
+            raise
+        raise LobbyError(f"lobby failed: {exc.reason}") from None
+    except TimeoutError:
+        raise LobbyError("timed out waiting for the host") from None
+    finally:
+        await conn.aclose()
+
+
+async def join_discovered(listener: Listener, table: TableInfo, **kwargs: Any) -> GameSetup:
+    """:func:`join_table` for a table found by :class:`~p2p.discovery.TableBrowser`."""
+    return await join_table(
+        listener, table.host, table.port, expected_fingerprint=table.ad.fingerprint, **kwargs
+    )
+
+
+def _expect(msg: Any, tag: str, arity: int) -> list[Any]:
+    if isinstance(msg, list) and msg and msg[0] in ("refuse", "cancel") and len(msg) == 2:
+        raise LobbyError(f"the host said: {str(msg[1])[:200]}")
+    if not isinstance(msg, list) or len(msg) != arity or msg[0] != tag:
+        raise ProtocolError(f"expected {tag!r} from the host")
+    return msg
+
+
+async def _joined(
+    conn: Connection,
+    listener: Listener,
+    name: str,
+    mesh_host: str | None,
+    timeout: float,
+    start_timeout: float | None,
+    on_lobby: Callable[[list[tuple[str, str]], int], None] | None,
+) -> GameSetup:
+    me = listener.identity.public
+    nonce = os.urandom(NONCE_LEN)
+    mine = commitment(nonce, me)
+    conn.send(["join", _clean_name(name), mesh_host, listener.port, mine])
+    async with asyncio.timeout(timeout):
+        _expect(await conn.recv(), "seated", 4)
+    async with asyncio.timeout(start_timeout):
+        while True:
+            msg = await conn.recv()
+            if isinstance(msg, list) and msg and msg[0] == "lobby" and len(msg) == 3:
+                if on_lobby is not None and isinstance(msg[1], list):
+                    seats = [
+                        (str(s[0]), str(s[1]))
+                        for s in msg[1]
+                        if isinstance(s, list) and len(s) == 2
+                    ]
+                    on_lobby(seats, msg[2] if isinstance(msg[2], int) else 0)
+                continue
+            start = _expect(msg, "start", 4)
+            break
+    if not isinstance(start[1], list):
+        raise ProtocolError("roster must be an array")
+    roster = tuple(RosterEntry.from_wire(e) for e in start[1])
+    params = GameParams.from_wire(start[2])
+    commitments = start[3]
+    if [e.seat for e in roster] != list(range(len(roster))) or len(roster) != params.players:
+        raise LobbyError("roster seats do not match the player count")
+    if len({e.key for e in roster}) != len(roster):
+        raise LobbyError("roster contains a key twice")
+    if roster[0].key != conn.remote_key:
+        raise LobbyError("the host is not seat 0 of its own roster")
+    seat = next((e.seat for e in roster if e.key == me), None)
+    if seat is None:
+        raise LobbyError("we are not in the roster")
+    if not isinstance(commitments, list) or len(commitments) != len(roster):
+        raise LobbyError("commitment list does not match the roster")
+    if commitments[seat] != mine:
+        raise LobbyError("the host altered our commitment")
+    conn.send(["reveal", nonce])
+    async with asyncio.timeout(timeout):
+        nonces = _expect(await conn.recv(), "nonces", 2)[1]
+    if not isinstance(nonces, list) or len(nonces) != len(roster):
+        raise LobbyError("nonce list does not match the roster")
+    for entry, n, c in zip(roster, nonces, commitments, strict=True):
+        if not isinstance(n, bytes) or commitment(n, entry.key) != c:
+            raise LobbyError(f"{entry.label} revealed a nonce that breaks its commitment")
+    game_id = compute_game_id(roster, params)
+    conn.send(["ready", game_id])
+    await conn.drain()
+    return GameSetup(roster, params, game_id, auth_words(game_id, nonces), seat)

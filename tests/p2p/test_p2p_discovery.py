@@ -1,0 +1,94 @@
+"""Discovery with real python-zeroconf on 127.0.0.1 (fast timings, nothing leaves lo)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from p2p_testutil import LOOPBACK, run
+
+from p2p.discovery import MAX_TXT, Discovery, TableAd, TableBrowser, TableEvent, instance_name
+from p2p.identity import Identity
+
+
+async def next_for(browser: TableBrowser, instance: str, timeout: float = 5.0) -> TableEvent:
+    async with asyncio.timeout(timeout):
+        while True:
+            event = await browser.next_event()
+            if event.instance == instance:
+                return event
+
+
+@pytest.mark.timeout(20)
+def test_advertise_browse_update_remove(fast_zeroconf: None) -> None:
+    fp = Identity.generate().fingerprint
+    name = f"Tea {os.urandom(3).hex()}"
+
+    async def body() -> None:
+        async with Discovery([LOOPBACK]) as host_side, Discovery([LOOPBACK]) as browser_side:
+            ad = TableAd(name, 1, 4, fp, code_required=True, variant="base")
+            adv = await host_side.advertise(ad, 45678)
+            assert adv.instance == f"{name} [{fp[:8]}]._silkroad._tcp.local."
+            async with browser_side.browse() as browser:
+                added = await next_for(browser, adv.instance)
+                assert added.kind == "added" and added.table is not None
+                assert (added.table.host, added.table.port) == (LOOPBACK, 45678)
+                assert added.table.ad == ad
+
+                await adv.update(seats_taken=3)
+                updated = await next_for(browser, adv.instance)
+                assert updated.kind == "updated" and updated.table is not None
+                assert updated.table.ad.seats_taken == 3
+
+                await adv.update(phase="playing", seats_taken=4)
+                updated = await next_for(browser, adv.instance)
+                assert updated.table is not None and updated.table.ad.phase == "playing"
+
+                await adv.withdraw()
+                removed = await next_for(browser, adv.instance)
+                assert removed.kind == "removed" and adv.instance not in browser.tables
+
+    run(body)
+
+
+@pytest.mark.timeout(20)
+def test_same_table_name_gets_distinct_instances(fast_zeroconf: None) -> None:
+    name = f"Same {os.urandom(3).hex()}"
+
+    async def body() -> None:
+        async with (
+            Discovery([LOOPBACK]) as a,
+            Discovery([LOOPBACK]) as b,
+            Discovery([LOOPBACK]) as watcher,
+        ):
+            fps = [Identity.generate().fingerprint for _ in range(2)]
+            ads = [
+                await d.advertise(TableAd(name, 1, 3, fp), 40000 + i)
+                for i, (d, fp) in enumerate(zip((a, b), fps, strict=True))
+            ]
+            assert ads[0].instance != ads[1].instance
+            async with watcher.browse() as browser:
+                seen = set()
+                async with asyncio.timeout(5):
+                    while len(seen) < 2:
+                        event = await browser.next_event()
+                        if event.table and event.table.ad.name == name:
+                            seen.add(event.table.ad.fingerprint)
+                assert seen == set(fps)
+
+    run(body)
+
+
+def test_txt_record_is_small_and_strictly_parsed() -> None:
+    ad = TableAd("x" * 300, 6, 6, "f" * 32, phase="playing", code_required=True, variant="v" * 50)
+    props = ad.to_properties()
+    assert sum(1 + len(k) + 1 + len(v.encode()) for k, v in props.items()) <= MAX_TXT
+    raw = {k.encode(): v.encode() for k, v in props.items()}
+    assert TableAd.from_properties(raw).name == "x" * 40
+    for key, bad in [(b"seats", b"7/6"), (b"phase", b"over"), (b"fp", b"zz"), (b"v", b"x")]:
+        with pytest.raises(ValueError):
+            TableAd.from_properties({**raw, key: bad})
+    with pytest.raises(ValueError, match="missing"):
+        TableAd.from_properties({k: v for k, v in raw.items() if k != b"fp"})
+    assert instance_name("a.b", "0123456789") == "a b [01234567]"
