@@ -25,8 +25,8 @@ TARGET_RANDOM_GPS = 300
 def run_bench(players: int, games: int, seed: int, repeat: int) -> list[dict[str, Any]]:
     """Best-of-``repeat`` games/s for each line-up (the best run is the least disturbed)."""
     lineups = [
-        ("random x%d" % players, ["random"] * players),
-        ("heuristic + random x%d" % (players - 1), ["heuristic"] + ["random"] * (players - 1)),
+        (f"random x{players}", ["random"] * players),
+        (f"heuristic + random x{players - 1}", ["heuristic"] + ["random"] * (players - 1)),
     ]
     out = []
     for name, bots in lineups:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.bots import BOT_KINDS, BotUnavailable, available_kinds, default_kind
+from cli.bots import BOT_KINDS, DEFAULT_KIND, BotUnavailable
 from cli.local_session import LocalSession
 from cli.save_file import GameHeader, SaveWriter, default_save_path
 from cli.session import SeatInfo
@@ -104,9 +104,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--json needs --headless (the table is interactive)")
     if args.delay < 0:
         return _fail("--delay cannot be negative")
-    kind = args.bot_kind or default_kind()
-    if kind not in available_kinds():
-        return _fail(f"the {kind} bot is not part of this build yet; use --bot-kind random")
+    kind = args.bot_kind or DEFAULT_KIND
+    if kind not in BOT_KINDS:
+        return _fail(f"unknown bot kind {kind!r} (choose from {', '.join(BOT_KINDS)})")
     reverse = args.variant == "reverse"
     try:
         board = load_board(args.board, reverse)

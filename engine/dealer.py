@@ -41,7 +41,7 @@ class LocalDealer:
     def resolve(self, s: GameState) -> Action:
         ph = s.phase
         if ph == Phase.SEED:
-            return Seed(bytes(self.rng.below(256) for _ in range(32)))
+            return Seed(self.rng.bytes_below_256(32))
         if ph == Phase.DEAL:
             deck = [c for c in range(NCOLOURS) for _ in range(GOODS_PER_COLOUR)]
             self.rng.shuffle(deck)

@@ -238,11 +238,22 @@ def _perform_options(s: GameState, seat: int, hand: Hand) -> list[Action]:
         else:
             opts.append(_EXCHANGE_DONE)
         if len(s.pairs) < t.n:
+            # Per colour, the canonical first (see _of_colour) own good not yet paired;
+            # one pass over the goods instead of one per colour.
             used = {p[0] for p in s.pairs}
-            for c in range(NCOLOURS):
-                avail = [h for h in _of_colour(s, seat, hand, c) if h not in used]
-                if avail:
-                    opts.extend(_exchange_pairs(avail[0], c))
+            known = s.known
+            first: list[tuple[bool, int] | None] = [None] * NCOLOURS
+            for h in s.goods[seat]:
+                c = hand.get(h)
+                if c is None or h in used:
+                    continue
+                key = (h not in known, h)
+                cur = first[c]
+                if cur is None or key < cur:
+                    first[c] = key
+            for c, key in enumerate(first):
+                if key is not None:
+                    opts.extend(_exchange_pairs(key[1], c))
         return opts
     if not s.crook_used or s.trades_done > 0:
         opts.append(_DECLINE)
@@ -292,22 +303,47 @@ def _crook_possible(s: GameState, seat: int) -> bool:
 
 
 def _crook_options(s: GameState, seat: int, hand: Hand, t: Tile) -> list[Action]:
-    """Crook changes that leave an action the player can actually perform."""
+    """Crook changes that leave an action the player can actually perform.
+
+    Equivalent to testing ``t.with_symbol(i, c)`` for every change, without building
+    those tiles (``NamedTuple._replace`` is slow, and this runs on every Seller, Buyer
+    and Trader while the player holds a Crook): a change keeps the tile's kind, and a
+    Trader's changed receive symbol leaves its give side as it is.
+    """
     out: list[Action] = []
+    kind = t.kind
+    if kind == BUYER:
+        if s.money[seat] >= 1 and len(s.bag) > 0:
+            out.extend(_use_crook(0, c) for c in range(NCOLOURS) if c != t.colour)
+        return out
+    if kind == SELLER:
+        for c in range(NCOLOURS):
+            if c != t.colour and _of_colour(s, seat, hand, c):
+                out.append(_use_crook(0, c))
+        return out
+    give = t.give
+    ngive = len(give)
+    can_give_as_printed: bool | None = None
     for i, cur in enumerate(t.symbols):
         for c in range(NCOLOURS):
             if c == cur:
                 continue
-            nt = t.with_symbol(i, c)
-            if nt.kind == SELLER:
-                ok = bool(_of_colour(s, seat, hand, c))
-            elif nt.kind == BUYER:
-                ok = s.money[seat] >= 1 and len(s.bag) > 0
+            if i < ngive:
+                ok = _give_handles(s, seat, hand, (*give[:i], c, *give[i + 1 :])) is not None
             else:
-                ok = _give_handles(s, seat, hand, nt.give) is not None
+                if can_give_as_printed is None:
+                    can_give_as_printed = _give_handles(s, seat, hand, give) is not None
+                ok = can_give_as_printed
             if ok:
-                out.append(UseCrook(i, c))
+                out.append(_use_crook(i, c))
     return out
+
+
+_CROOK_USES = {(i, c): UseCrook(i, c) for i in range(8) for c in range(NCOLOURS)}
+
+
+def _use_crook(symbol: int, colour: int) -> UseCrook:
+    return _CROOK_USES.get((symbol, colour)) or UseCrook(symbol, colour)
 
 
 def allowed_vizier_colours(s: GameState) -> list[int]:

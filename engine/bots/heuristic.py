@@ -45,6 +45,7 @@ from engine.board import Board
 from engine.colours import GOODS_PER_COLOUR, NCOLOURS
 from engine.prices import buy_cost, sell_income
 from engine.rng import DetRng
+from engine.rules import allowed_vizier_colours
 from engine.state import GameState, Phase
 from engine.tiles import BARTERER, BUYER, CROOK, EXCHANGE, SELLER, THIEF, TRADER, VIZIER, Tile
 from engine.view import PlayerView
@@ -235,8 +236,10 @@ class _Eval:
             return max([0.0] + [self.sell_gain(t.colour, k)
                                 for k in range(1, self.counts[t.colour] + 1)])
         if kind == BUYER:
+            # From the 4th good on each costs 4, but adds at most 1 point + 1 of majority
+            # share (no resale profit): buying more than 3 never pays, so stop there.
             best = 0.0
-            for k in range(1, GOODS_PER_COLOUR + 1):
+            for k in range(1, 4):
                 if buy_cost(k) > self.money:
                     break
                 best = max(best, self.buy_gain(t.colour, k))
@@ -249,7 +252,7 @@ class _Eval:
             s = self.s
             return THIEF_VALUE if any(s.goods[v] for v in range(s.players) if v != self.me) else 0
         if kind == VIZIER:
-            return max([0.0] + [self.vizier_gain(c) for c in _vizier_colours(self.s)])
+            return max([0.0] + [self.vizier_gain(c) for c in allowed_vizier_colours(self.s)])
         if kind == CROOK:
             return self.crook_value
         if kind == BARTERER:
@@ -337,11 +340,6 @@ class _Eval:
         if cities:
             follower /= len(cities)
         return max(0.0, best - follower)
-
-
-def _vizier_colours(s: GameState) -> list[int]:
-    free = [c for c in range(NCOLOURS) if c not in s.locked]
-    return free or list(range(NCOLOURS))
 
 
 class HeuristicBot:
