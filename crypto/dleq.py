@@ -52,3 +52,42 @@ def verify(
     t1 = g.sub(zb1, g.mul(c, pub1, "DLEQ pub1"))
     t2 = g.sub(g.mul(z, base2, "DLEQ base2"), g.mul(c, pub2, "DLEQ pub2"))
     return g.hash_to_scalar(TAG, [list(context), base1, pub1, base2, pub2, t1, t2]) == c
+
+
+BATCH_TAG = "dleq-batch"
+
+
+def prove_batch(w: g.Scalar, pub: g.Point, bases: Sequence[g.Point], pubs: Sequence[g.Point],
+                context: Sequence[object]) -> list[bytes]:
+    """One proof ``[c, z]`` that ``pub = w·G`` and ``pubs[j] = w·bases[j]`` for every j.
+
+    A single Σ-protocol with one nonce and one Fiat–Shamir challenge over *all* statements
+    (special soundness: two accepting transcripts with different challenges yield ``w``,
+    which satisfies every equation). Verifying costs 2 + 2n multiplications instead of 3n.
+    """
+    k = g.random_scalar()
+    t0 = g.base_mul(k)
+    ts = [g.mul(k, b) for b in bases]
+    c = g.hash_to_scalar(BATCH_TAG, [list(context), pub, b"".join(bases), b"".join(pubs),
+                                     t0, b"".join(ts)])
+    z = (k + c * w) % g.L
+    if z == 0:  # pragma: no cover - probability 2^-252
+        return prove_batch(w, pub, bases, pubs, context)
+    return [g.encode_scalar(c), g.encode_scalar(z)]
+
+
+def verify_batch(pub: g.Point, bases: Sequence[g.Point], pubs: Sequence[g.Point],
+                 proof: object, context: Sequence[object]) -> bool:
+    """Check a :func:`prove_batch` proof. ``pubs`` need not be pre-validated: each is
+    multiplied, and libsodium rejects invalid points (:class:`~crypto.errors.InvalidPoint`)."""
+    if not isinstance(proof, list) or len(proof) != 2:
+        raise MalformedInput("batch DLEQ proof must be [c, z]")
+    if len(bases) != len(pubs):
+        raise MalformedInput("batch DLEQ: as many bases as public points")
+    c = g.decode_scalar(proof[0], "DLEQ c")
+    z = g.decode_scalar(proof[1], "DLEQ z")
+    t0 = g.sub(g.base_mul(z), g.mul(c, pub, "DLEQ pub"))
+    ts = [g.sub(g.mul(z, b, "DLEQ base"), g.mul(c, d, "DLEQ share")) for b, d in
+          zip(bases, pubs, strict=True)]
+    return g.hash_to_scalar(BATCH_TAG, [list(context), pub, b"".join(bases), b"".join(pubs),
+                                        t0, b"".join(ts)]) == c

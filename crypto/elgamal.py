@@ -22,7 +22,15 @@ def label_point(label: str) -> g.Point:
     """Public plaintext point of a label; fixed before any key exists (Coppersmith)."""
     if not isinstance(label, str) or not label:
         raise MalformedInput("a label must be a non-empty string")
-    return g.hash_to_point("label", [label])
+    p = _LABELS.get(label)
+    if p is None:
+        p = g.hash_to_point("label", [label])
+        if len(_LABELS) < 4096:  # labels are a small fixed set; bound the cache anyway
+            _LABELS[label] = p
+    return p
+
+
+_LABELS: dict[str, g.Point] = {}
 
 
 def label_table(labels: Iterable[str]) -> dict[bytes, str]:
@@ -57,6 +65,26 @@ def decode_deck(obj: object, what: str = "deck", length: int | None = None) -> l
     if length is not None and len(obj) != length:
         raise MalformedInput(f"{what} has {len(obj)} entries, expected {length}")
     return [decode_ciphertext(c, f"{what}[{i}]") for i, c in enumerate(obj)]
+
+
+def parse_deck(obj: object, what: str = "deck", length: int | None = None) -> list[Ciphertext]:
+    """Shape-only parse of a received deck (32-byte strings, *not* validated as points).
+
+    Only for decks whose every point is about to be validated anyway (e.g. by the
+    multiplications of a TW shuffle-proof verification).
+    """
+    if not isinstance(obj, list):
+        raise MalformedInput(f"{what} must be a list")
+    if length is not None and len(obj) != length:
+        raise MalformedInput(f"{what} has {len(obj)} entries, expected {length}")
+    out: list[Ciphertext] = []
+    for i, c in enumerate(obj):
+        if not (isinstance(c, list | tuple) and len(c) == 2 and isinstance(c[0], bytes)
+                and isinstance(c[1], bytes) and len(c[0]) == g.POINT_BYTES
+                and len(c[1]) == g.POINT_BYTES):
+            raise MalformedInput(f"{what}[{i}] must be a pair of 32-byte points")
+        out.append((c[0], c[1]))
+    return out
 
 
 def encode_deck(deck: Sequence[Ciphertext]) -> list[list[bytes]]:

@@ -35,7 +35,7 @@ from .protocols.sealed import SealedReveal
 from .protocols.secrets_op import RevealSecrets
 from .protocols.steal import Steal
 from .protocols.withdraw import Withdraw
-from .shuffle import DEFAULT_LAMBDA
+from .shuffle import DEFAULT_LAMBDA, PROOF_TW, mode_arg
 
 OPS: dict[str, type[Op]] = {
     cls.name: cls
@@ -144,13 +144,17 @@ class TokenSession:
         return self._start("keys", [])
 
     def deal(self, spec: list[tuple[str, int]] | list[list[Any]], per_party: int,
-             verified: bool = False) -> list[Body]:
-        """Deal ``per_party`` tokens to everyone from the deck ``[(label, count), …]``."""
-        return self._start("deal", [[[lab, c] for lab, c in spec], per_party, verified])
+             verified: bool = False, *, proof: str = PROOF_TW) -> list[Body]:
+        """Deal ``per_party`` tokens to everyone from the deck ``[(label, count), …]``.
 
-    def reshuffle_bag(self, verified: bool = False) -> list[Body]:
-        """Joint re-shuffle of the bag."""
-        return self._start("reshuffle_bag", [verified])
+        ``verified`` shuffles carry a ``proof`` (``"tw"``, default, or ``"cut-and-choose"``).
+        """
+        return self._start("deal", [[[lab, c] for lab, c in spec], per_party,
+                                    mode_arg(verified, proof)])
+
+    def reshuffle_bag(self, verified: bool = False, *, proof: str = PROOF_TW) -> list[Body]:
+        """Joint re-shuffle of the bag (``proof`` as for :meth:`deal`)."""
+        return self._start("reshuffle_bag", [mode_arg(verified, proof)])
 
     def open(self, zone: int, positions: list[int]) -> list[Body]:
         """Publicly open positions of a zone (``-1`` = bag)."""
@@ -162,9 +166,11 @@ class TokenSession:
         return self._start("withdraw", [taker, [[lab, k] for lab, k in requests],
                                         all_or_nothing])
 
-    def steal(self, thief: int, victim: int) -> list[Body]:
-        """Thief takes a uniformly random token of the victim."""
-        return self._start("steal", [thief, victim])
+    def steal(self, thief: int, victim: int, *, proof: str = PROOF_TW) -> list[Body]:
+        """Thief takes a uniformly random token of the victim (victim's re-shuffle proven by
+        ``proof``: ``"tw"``, default, or ``"cut-and-choose"``)."""
+        mode_arg(True, proof)
+        return self._start("steal", [thief, victim] + ([proof] if proof != PROOF_TW else []))
 
     def sealed_reveal(self, label: str, my_positions: list[int]) -> list[Body]:
         """Simultaneous reveal of tokens claimed to be ``label``; my subset is private."""

@@ -13,6 +13,10 @@ probability 2^-λ per attempt. Committing to shadows by hash (rather than sendin
 sound because the verifier can rebuild every opened shadow from the input *or* the output,
 both already validated; it shrinks the proof about 3×.
 
+*Proof kinds*: verified mode defaults to the O(n) Terelius–Wikström proof (twproof.py,
+``PROOF_TW``); the cut-and-choose proof above (``PROOF_CC``, λ rounds) stays available. The
+kind is fixed by the op arguments (never chosen by the prover), see :func:`parse_mode`.
+
 *Audit mode* sends no proof; the shuffler keeps the witness (perm, scalars) and publishes it
 with its secrets at the end of the game, where :func:`check_witness` verifies it.
 """
@@ -25,11 +29,40 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import group as g
+from . import twproof
 from .elgamal import Ciphertext, reencrypt
 from .errors import MalformedInput
 
 DEFAULT_LAMBDA = 40
 TAG = "shuffle"
+#: Terelius–Wikström proof (default verified mode).
+PROOF_TW = "tw"
+#: Sako–Kilian cut-and-choose proof with λ rounds.
+PROOF_CC = "cut-and-choose"
+PROOF_KINDS = (PROOF_TW, PROOF_CC)
+
+
+def parse_mode(v: object) -> str | None:
+    """Op-argument shuffle mode → proof kind (``None`` = audit mode, no proof).
+
+    ``False`` audit mode; ``True`` or ``"tw"`` Terelius–Wikström; ``"cut-and-choose"``.
+    """
+    if v is False:
+        return None
+    if v is True or v == PROOF_TW:
+        return PROOF_TW
+    if v == PROOF_CC:
+        return PROOF_CC
+    raise MalformedInput(f"shuffle mode must be False, True, {PROOF_TW!r} or {PROOF_CC!r}")
+
+
+def mode_arg(verified: bool, proof: str = PROOF_TW) -> bool | str:
+    """Op argument for ``verified``/``proof`` (``True`` keeps meaning the default TW)."""
+    if proof not in PROOF_KINDS:
+        raise MalformedInput(f"unknown shuffle proof kind {proof!r}")
+    if not verified:
+        return False
+    return True if proof == PROOF_TW else proof
 
 
 @dataclass(frozen=True)
@@ -243,6 +276,29 @@ def verify(
         if _deck_hash(shadow) != hashes[t]:
             return f"round {t}: opened shadow does not match its commitment"
     return None
+
+
+def prove_kind(kind: str, inp: Sequence[Ciphertext], out: Sequence[Ciphertext], w: Witness,
+               joint_key: g.Point, context: Sequence[object], lam: int = DEFAULT_LAMBDA
+               ) -> list[object]:
+    """Proof of ``kind`` (``PROOF_TW`` or ``PROOF_CC``) for ``out = apply(inp, w)``."""
+    if kind == PROOF_TW:
+        return twproof.prove(inp, out, w.perm, w.scalars, joint_key, context)
+    return prove(inp, out, w, joint_key, context, lam)
+
+
+def verify_kind(kind: str, inp: Sequence[Ciphertext], out: Sequence[Ciphertext], proof: object,
+                joint_key: g.Point, context: Sequence[object], lam: int = DEFAULT_LAMBDA
+                ) -> str | None:
+    """Check a proof of ``kind``; ``None`` if valid, else the reason.
+
+    ``inp`` must be validated. For TW, ``out`` need only be well-formed: the verification
+    validates every output point (an invalid one raises :class:`~crypto.errors.InvalidPoint`);
+    for cut-and-choose ``out`` must already be validated.
+    """
+    if kind == PROOF_TW:
+        return twproof.verify(inp, out, proof, joint_key, context)
+    return verify(inp, out, proof, joint_key, context, lam)
 
 
 def check_witness(

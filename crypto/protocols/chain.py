@@ -2,9 +2,13 @@
 
 Steps ``shuffle_0 … shuffle_{N-1}``, one sender each, in seat order: party k re-encrypts and
 permutes the deck output by party k−1 and broadcasts ``[deck, proof]`` (verified mode: a
-cut-and-choose proof with the session's λ) or ``[deck, None]`` (audit mode: the witness is
-kept and published with the secrets). Every receiver validates every point of every deck and,
-in verified mode, the proof; a bad deck names its shuffler (rule ``shuffle-proof-invalid``).
+Terelius–Wikström proof by default, or a cut-and-choose proof with the session's λ when the
+op's mode argument is ``"cut-and-choose"``) or ``[deck, None]`` (audit mode: the witness is
+kept and published with the secrets). In verified mode every receiver checks the proof and
+validates every point of every deck (for TW, through the verification's multiplications);
+in audit mode a party validates its own input deck and the final deck (see
+:meth:`ShuffleChain.must_validate`). A bad deck names its shuffler (rule
+``shuffle-proof-invalid``, or ``invalid-point``).
 The result is uniform as long as one shuffler is honest.
 """
 
@@ -13,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import shuffle as sh
-from ..elgamal import Ciphertext, decode_deck, encode_deck
+from ..elgamal import Ciphertext, decode_deck, encode_deck, parse_deck
 from ..errors import CheatDetected, MalformedInput
 from .base import Op, Step, check_list
 
@@ -22,16 +26,19 @@ class ShuffleChain(Op):
     """Mixin op: runs the chain on ``self.deck`` when ``self.verified`` says how to prove."""
 
     verified: bool
+    proof_kind: str | None
     deck: list[Ciphertext]
 
     def chain_steps(self) -> list[Step]:
         """The N sequential shuffle steps."""
         return [Step(f"shuffle_{k}", [k]) for k in range(self.ctx.n)]
 
-    def init_chain(self, deck: list[Ciphertext], verified: bool) -> None:
-        """Set the input deck and mode; the decks of every step are kept for the auditor."""
+    def init_chain(self, deck: list[Ciphertext], verified: object) -> None:
+        """Set the input deck and mode (see :func:`crypto.shuffle.parse_mode`); the decks of
+        every step are kept for the auditor."""
         self.deck = deck
-        self.verified = verified
+        self.proof_kind = sh.parse_mode(verified)
+        self.verified = self.proof_kind is not None
         self.decks: list[list[Ciphertext]] = [deck]
         #: This party's own witness (published at the end in audit mode).
         self.witness: sh.Witness | None = None
@@ -40,14 +47,27 @@ class ShuffleChain(Op):
         """Fiat–Shamir context of shuffler ``k``'s proof."""
         return self.dleq_ctx(k, "shuffle", len(self.decks) - 1)
 
+    def must_validate(self, sender: int) -> bool:
+        """Whether this party validates every point of ``sender``'s output deck on receipt.
+
+        Observers (the auditor) validate every deck; a party validates the deck it is about
+        to shuffle itself (an honest shuffler never re-encrypts an invalid point, so a
+        torsion "tag" can never be carried through an honest shuffle) and the final deck
+        (which everybody uses). An invalid intermediate deck is thus caught live by the
+        next shuffler, which aborts naming its producer; every other peer names the same
+        producer by auditing the transcript.
+        """
+        me = self.ctx.me
+        return me is None or sender == me - 1 or sender == self.ctx.n - 1
+
     def make_shuffle(self, st: Step) -> list[Any]:
         joint = self.ctx.require_keys()
         out, w = self.shuffle_for_me(self.deck)
         self.witness = w
         proof = None
-        if self.verified:
-            proof = sh.prove(self.deck, out, w, joint, self.proof_context(st.senders[0]),
-                             self.ctx.lam)
+        if self.proof_kind is not None:
+            proof = sh.prove_kind(self.proof_kind, self.deck, out, w, joint,
+                                  self.proof_context(st.senders[0]), self.ctx.lam)
         return [encode_deck(out), proof]
 
     def shuffle_for_me(self, deck: list[Ciphertext]) -> tuple[list[Ciphertext], sh.Witness]:
@@ -60,12 +80,18 @@ class ShuffleChain(Op):
             self.deck = [(a, b) for a, b in raw]
             self.decks.append(self.deck)
             return
-        out = decode_deck(raw, "shuffled deck", len(self.deck))
-        if self.verified:
+        if self.proof_kind == sh.PROOF_TW or not self.must_validate(sender):
+            # TW: the proof verification validates every output point. Audit mode: an
+            # intermediate deck is validated by the next shuffler only (see must_validate).
+            out = parse_deck(raw, "shuffled deck", len(self.deck))
+        else:
+            out = decode_deck(raw, "shuffled deck", len(self.deck))
+        if self.proof_kind is not None:
             if proof is None:
                 raise MalformedInput("verified-mode shuffle without a proof")
-            why = sh.verify(self.deck, out, proof, self.ctx.require_keys(),
-                            self.proof_context(sender), self.ctx.lam)
+            why = sh.verify_kind(self.proof_kind, self.deck, out, proof,
+                                 self.ctx.require_keys(), self.proof_context(sender),
+                                 self.ctx.lam)
             if why is not None:
                 raise CheatDetected(sender, "shuffle-proof-invalid", why)
         elif proof is not None:

@@ -1,11 +1,14 @@
 """Deal: shuffle chain over the public initial deck, then private reveal of k tokens each.
 
-Args ``[[[label, count], …], k, verified]``. The initial deck is the public encryption
+Args ``[[[label, count], …], k, verified]`` where ``verified`` is ``False`` (audit mode),
+``True``/``"tw"`` (Terelius–Wikström proofs) or ``"cut-and-choose"`` (λ-round proofs).
+The initial deck is the public encryption
 (r = 1) of the labels expanded in the given order; every peer recomputes it.
 
 Messages: ``shuffle_0 … shuffle_{N-1}`` (see chain.py), then ``share`` (all, parallel): for
 every dealt position not owned by the sender, in position order, ``[D, proof]``.
-Checks: every share's DLEQ proof; the recipient checks its tokens decrypt to a label.
+Checks: the DLEQ proof of every share the checking party uses (its own positions; an
+observer checks all); the recipient checks its tokens decrypt to a label.
 Result / zone order: final deck positions ``p·k … p·k+k−1`` become party p's hand (in that
 order); the remaining positions, in order, become the bag. Requires an empty ledger.
 Learned: each party the labels of its own k tokens; the public nothing.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import shuffle as sh
 from ..elgamal import public_token
 from ..errors import CheatDetected, MalformedInput, ProtocolStateError
 from ..ledger import Slot
@@ -45,8 +49,7 @@ class Deal(ShuffleChain):
         self.labels = expand_labels(spec)
         n = self.ctx.n
         self.k = check_int(k, "tokens per party", 0, len(self.labels) // n + 1)
-        if not isinstance(verified, bool):
-            raise MalformedInput("deal 'verified' flag must be a bool")
+        sh.parse_mode(verified)  # MalformedInput unless a known mode
         if self.ledger.bag or any(self.ledger.hands):
             raise ProtocolStateError("deal requires an empty ledger")
         joint = self.ctx.require_keys()
@@ -71,10 +74,15 @@ class Deal(ShuffleChain):
 
     def on_share(self, st: Step, sender: int, payload: Any) -> None:
         pos = self._others_positions(sender)
-        if sender == self.ctx.me:
+        me = self.ctx.me
+        if sender == me:
             shares = [item[0] for item in payload]
         else:
-            shares = check_shares(self, sender, [self.deck[p][0] for p in pos], payload, "deal")
+            # A party verifies only the shares it uses (those of its own positions); a bad
+            # share for party t aborts t, naming the sender. Observers verify every share.
+            only = None if me is None else {j for j, p in enumerate(pos) if self.owner(p) == me}
+            shares = check_shares(self, sender, [self.deck[p][0] for p in pos], payload, "deal",
+                                  only)
         for p, d in zip(pos, shares, strict=True):
             self._shares.setdefault(p, []).append(d)
 
@@ -103,8 +111,9 @@ class Deal(ShuffleChain):
 class ReshuffleBag(ShuffleChain):
     """Op ``reshuffle_bag`` (args ``[verified]``): joint re-shuffle of the bag.
 
-    Used when the bag is "dirty" (publicly known or taker-known positions) before a random
-    draw. Zone order: the bag is replaced by the final deck; public labels are forgotten.
+    ``verified`` as for the deal. Used when the bag is "dirty" (publicly known or
+    taker-known positions) before a random draw.
+    Zone order: the bag is replaced by the final deck; public labels are forgotten.
     """
 
     name = "reshuffle_bag"
@@ -112,8 +121,6 @@ class ReshuffleBag(ShuffleChain):
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
         (verified,) = check_list(self.args, "reshuffle args", 1)
-        if not isinstance(verified, bool):
-            raise MalformedInput("'verified' flag must be a bool")
         self.ctx.require_keys()
         self.init_chain(self.ledger.tokens(-1), verified)
         self.steps = self.chain_steps()

@@ -6,7 +6,9 @@ Args ``[label]``; each party's subset (positions in its own hand) is a private i
    [positions, hand-ciphertexts])`` — nonce'd, bound to the party (copying is useless).
 2. ``reveal`` (all, only after every commitment): ``[positions, nonce]``; receivers check the
    opening (``commitment-mismatch``) and that positions are sorted, distinct, in range.
-3. ``share`` (all): ``[[D, proof], …]`` for every revealed token, parties in seat order.
+3. ``share`` (all): ``[[D, …], proof]`` — the shares of every revealed token (parties in
+   seat order) with one batched DLEQ proof (dleq.prove_batch; ``proof`` is ``None`` when
+   nothing is revealed).
    Every revealed token must decrypt to the label, else the revealer is named
    (``sealed-wrong-label``).
 
@@ -23,7 +25,7 @@ from .. import commitment
 from .. import group as g
 from ..errors import CheatDetected, MalformedInput
 from .base import Op, Step, check_int, check_list
-from .shares import check_shares, decode_label, make_shares
+from .shares import check_shares_batch, decode_label, make_shares_batch
 
 
 class SealedReveal(Op):
@@ -100,17 +102,17 @@ class SealedReveal(Op):
         return [(p, i) for p in range(self.ctx.n) for i in self.revealed[p]]
 
     def make_share(self, st: Step) -> list[Any]:
-        return make_shares(self, [self.ledger.hands[p][i].ct[0] for p, i in self._targets()],
-                           "sealed")
+        return make_shares_batch(self, [self.ledger.hands[p][i].ct[0]
+                                        for p, i in self._targets()], "sealed")
 
     def on_share(self, st: Step, sender: int, payload: Any) -> None:
         pts = [self.ledger.hands[p][i].ct[0] for p, i in self._targets()]
         if not self._shares:
             self._shares = [[] for _ in pts]
         if sender == self.ctx.me:
-            shares = [item[0] for item in payload]
+            shares = list(payload[0])
         else:
-            shares = check_shares(self, sender, pts, payload, "sealed")
+            shares = check_shares_batch(self, sender, pts, payload, "sealed")
         for j, d in enumerate(shares):
             self._shares[j].append(d)
 

@@ -8,13 +8,13 @@ never compute ``x_t·A``, so no private channel is needed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from .. import dleq
 from .. import group as g
 from ..elgamal import Ciphertext
-from ..errors import CheatDetected, ProtocolStateError
+from ..errors import CheatDetected, MalformedInput, ProtocolStateError
 from .base import Op, check_list
 
 
@@ -32,19 +32,36 @@ def make_shares(op: Op, points: Sequence[g.Point], purpose: str) -> list[list[by
 
 
 def check_shares(op: Op, sender: int, points: Sequence[g.Point], payload: Any,
-                 purpose: str) -> list[g.Point]:
-    """Verify ``sender``'s shares for ``points``; returns the shares or names the sender."""
+                 purpose: str, only: Collection[int] | None = None) -> list[g.Point]:
+    """Verify ``sender``'s shares for ``points``; returns the shares or names the sender.
+
+    ``only``: indices to verify now (default all); the others are only shape-checked and
+    must not be used unless verified later with :func:`verify_share` (the returned points
+    at those indices are unvalidated).
+    """
     items = check_list(payload, f"{purpose} shares", len(points))
-    y = op.ctx.keys[sender]
     out = []
     for j, (a, item) in enumerate(zip(points, items, strict=True)):
         pair = check_list(item, "share", 2)
-        d = g.decode_point(pair[0], "decryption share")
-        if not dleq.verify(g.G, y, a, d, pair[1], op.dleq_ctx(sender, purpose, j)):
-            raise CheatDetected(sender, "dleq-invalid",
-                                f"decryption share {j} ({purpose}) has an invalid DLEQ proof")
+        d = pair[0]
+        if not isinstance(d, bytes) or len(d) != g.POINT_BYTES:
+            raise MalformedInput(f"decryption share must be {g.POINT_BYTES} bytes")
+        if only is None or j in only:
+            verify_share(op, sender, j, a, d, pair[1], purpose)
         out.append(d)
     return out
+
+
+def verify_share(op: Op, sender: int, j: int, a: g.Point, d: g.Point, proof: Any,
+                 purpose: str) -> None:
+    """Check one share ``d`` (index ``j``) of ``sender`` for point ``a``, or name the sender.
+
+    ``d`` needs no prior validation: the DLEQ check multiplies it, and libsodium rejects
+    invalid points (→ rule ``invalid-point``).
+    """
+    if not dleq.verify(g.G, op.ctx.keys[sender], a, d, proof, op.dleq_ctx(sender, purpose, j)):
+        raise CheatDetected(sender, "dleq-invalid",
+                            f"decryption share {j} ({purpose}) has an invalid DLEQ proof")
 
 
 def own_share(op: Op, a: g.Point) -> g.Point:
@@ -57,3 +74,34 @@ def own_share(op: Op, a: g.Point) -> g.Point:
 def decode_label(op: Op, ct: Ciphertext, shares: Sequence[g.Point]) -> str | None:
     """Label of ``ct`` given all N shares, or ``None`` if it decrypts to no label."""
     return op.ctx.label_of.get(g.sub(ct[1], g.sum_points(shares)))
+
+
+def make_shares_batch(op: Op, points: Sequence[g.Point], purpose: str) -> list[Any]:
+    """``[[D_0, D_1, …], proof]``: this party's shares with one batched DLEQ proof."""
+    ctx = op.ctx
+    if ctx.x is None or ctx.me is None:
+        raise ProtocolStateError("an observer cannot produce shares")
+    ds = [g.mul(ctx.x, a) for a in points]
+    if not ds:
+        return [[], None]
+    return [ds, dleq.prove_batch(ctx.x, ctx.keys[ctx.me], points, ds,
+                                 op.dleq_ctx(ctx.me, purpose, len(ds)))]
+
+
+def check_shares_batch(op: Op, sender: int, points: Sequence[g.Point], payload: Any,
+                       purpose: str) -> list[g.Point]:
+    """Verify a :func:`make_shares_batch` payload; returns the shares or names the sender."""
+    ds, proof = check_list(payload, f"{purpose} shares", 2)
+    check_list(ds, f"{purpose} shares", len(points))
+    for d in ds:
+        if not isinstance(d, bytes) or len(d) != g.POINT_BYTES:
+            raise MalformedInput(f"decryption share must be {g.POINT_BYTES} bytes")
+    if not ds:
+        if proof is not None:
+            raise MalformedInput("an empty share batch carries no proof")
+        return []
+    if not dleq.verify_batch(op.ctx.keys[sender], points, ds, proof,
+                             op.dleq_ctx(sender, purpose, len(ds))):
+        raise CheatDetected(sender, "dleq-invalid",
+                            f"decryption shares ({purpose}) have an invalid batched DLEQ proof")
+    return list(ds)

@@ -1,9 +1,11 @@
 """Steal: the thief takes a uniformly random token of the victim; only they learn its label.
 
-Args ``[thief, victim]`` (distinct; the victim's hand must not be empty).
+Args ``[thief, victim]`` or ``[thief, victim, "cut-and-choose"]`` (distinct; the victim's
+hand must not be empty).
 
 1. ``reshuffle`` (victim): ``[deck, proof]`` — the victim re-encrypts and permutes its own
-   hand with a cut-and-choose proof (λ of the session). This breaks every public linkage
+   hand with a Terelius–Wikström proof (or, with the third argument, a cut-and-choose proof
+   with the session's λ). This breaks every public linkage
    (e.g. a token shown to the Vizier), so the thief cannot aim at a known token.
 2. ``pick`` (thief): ``[i]`` chosen with the CSPRNG. It is uniform if either the victim's
    shuffle or the thief's pick is honest.
@@ -20,7 +22,7 @@ import secrets
 from typing import Any
 
 from .. import shuffle as sh
-from ..elgamal import Ciphertext, decode_deck, encode_deck
+from ..elgamal import Ciphertext, decode_deck, encode_deck, parse_deck
 from ..errors import CheatDetected, MalformedInput
 from ..ledger import Slot
 from .base import Op, Step, check_int, check_list
@@ -34,7 +36,14 @@ class Steal(Op):
 
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
-        thief, victim = check_list(self.args, "steal args", 2)
+        if isinstance(self.args, list) and len(self.args) == 3:
+            thief, victim, kind = self.args
+            if kind != sh.PROOF_CC:
+                raise MalformedInput("steal proof kind must be 'cut-and-choose' if given")
+        else:
+            thief, victim = check_list(self.args, "steal args", 2)
+            kind = sh.PROOF_TW
+        self.proof_kind: str = kind
         self.thief = check_int(thief, "thief", 0, self.ctx.n)
         self.victim = check_int(victim, "victim", 0, self.ctx.n)
         if self.thief == self.victim:
@@ -59,8 +68,8 @@ class Steal(Op):
         inp = [s.ct for s in self.old]
         out, w = self.shuffle_for_me(inp)
         self.witness = w
-        proof = sh.prove(inp, out, w, self.ctx.require_keys(),
-                         self.dleq_ctx(self.victim, "steal-shuffle"), self.ctx.lam)
+        proof = sh.prove_kind(self.proof_kind, inp, out, w, self.ctx.require_keys(),
+                              self.dleq_ctx(self.victim, "steal-shuffle"), self.ctx.lam)
         return [encode_deck(out), proof]
 
     def on_reshuffle(self, st: Step, sender: int, payload: Any) -> None:
@@ -69,9 +78,12 @@ class Steal(Op):
             self.deck = [(a, b) for a, b in raw]
             return
         inp = [s.ct for s in self.old]
-        out = decode_deck(raw, "victim deck", len(inp))
-        why = sh.verify(inp, out, proof, self.ctx.require_keys(),
-                        self.dleq_ctx(self.victim, "steal-shuffle"), self.ctx.lam)
+        if self.proof_kind == sh.PROOF_TW:  # the verification validates every output point
+            out = parse_deck(raw, "victim deck", len(inp))
+        else:
+            out = decode_deck(raw, "victim deck", len(inp))
+        why = sh.verify_kind(self.proof_kind, inp, out, proof, self.ctx.require_keys(),
+                             self.dleq_ctx(self.victim, "steal-shuffle"), self.ctx.lam)
         if why is not None:
             raise CheatDetected(sender, "shuffle-proof-invalid", why)
         self.deck = out

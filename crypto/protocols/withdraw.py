@@ -2,17 +2,29 @@
 
 Args ``[taker, [[label, k], …], all_or_nothing]`` (labels distinct, k ≥ 1).
 
-1. ``blind`` (all, parallel): for each request r and bag position i, with
+1. ``blind`` (all but the taker, parallel): for each request r and bag position i, with
    ``Q = (A_i, B_i − M_r)`` (an encryption of the identity iff the token has label r), party j
    sends ``[ρ·A_i, ρ·(B_i − M_r), proof]`` for a fresh ρ and a DLEQ proof over the bases
-   ``(A_i, B_i − M_r)``. ``Z_{r,i} = Σ_j`` of the blinded pairs.
-2. ``pshare`` (all but the taker): ``[D, proof]`` for every ``Z_{r,i}`` first half.
+   ``(A_i, B_i − M_r)``. ``Z_{r,i} = Σ_j`` of the blinded pairs. (The taker does not blind:
+   blinding hides the non-matching plaintexts *from the taker*, so only the others' ρ
+   matter.)
+2. ``pshare`` (all but the taker): per request ``[[[D, proof], …], batch]`` — a share of
+   every ``Z_{r,i}`` first half with its own DLEQ proof (checked per taken position) and one
+   batched DLEQ proof over all of them (dleq.prove_batch; checked by a short taker).
 3. ``choose`` (taker): per request ``[claimed, positions, shares]`` where
    ``claimed = min(available, k)``, ``positions`` the bag positions taken (``claimed`` of them,
    or none when all-or-nothing fails) and ``shares`` the taker's own ``[D, proof]`` for them.
    Receivers check that each taken ``Z`` decrypts to the identity (the token has that label),
    that the counts are consistent, and positions are distinct. A false "not available"
    claim cannot be refuted live; it is recorded and checked at the audit.
+
+Deferred verification (what each party needs): every blinding proof and PET share of a
+*taken* position is checked by every party before the taken token is accepted (the taker
+checks them before choosing it). The taker additionally checks every proof of every position
+whenever its count is short (a short claim is public, so no match may have been hidden by a
+bad blinding or share). Other proofs only influence the taker's private view and are checked
+by observers (the auditor) on receipt. An invalid blinded ``A'`` is caught by everyone when
+multiplying ``Z.A`` (its sender is named); an off-curve point by the addition that receives it.
 
 Zone order: the taken positions (pre-op bag numbering) are removed from the bag and appended
 to the taker's hand in request order, then in listed order; they become publicly labelled.
@@ -28,10 +40,15 @@ from typing import Any
 
 from .. import dleq
 from .. import group as g
-from ..errors import CheatDetected, MalformedInput, ProtocolStateError
+from ..errors import CheatDetected, InvalidPoint, MalformedInput, ProtocolStateError
 from ..ledger import BAG
 from .base import Op, Step, check_int, check_list
-from .shares import check_shares, make_shares
+from .shares import check_shares, make_shares, verify_share
+
+
+def _check_bytes(v: object, what: str) -> None:
+    if not isinstance(v, bytes) or len(v) != g.POINT_BYTES:
+        raise MalformedInput(f"{what} must be {g.POINT_BYTES} bytes")
 
 
 class Withdraw(Op):
@@ -58,16 +75,29 @@ class Withdraw(Op):
         self.ctx.require_keys()
         self.bag = self.ledger.tokens(BAG)
         self.m = len(self.bag)
+        nreq = len(self.requests)
         # Quotients Q_{r,i} = (A_i, B_i − M_r): computed once, identical everywhere.
         self.quot = [[(a, g.sub(b, self.ctx.point_of(lab))) for a, b in self.bag]
                      for lab, _ in self.requests]
-        self.z: list[list[tuple[bytes, bytes]]] = [[] for _ in self.requests]
+        # Aggregates start at the identity so that every addition checks the new operand.
+        self.z: list[list[tuple[bytes, bytes]]] = [[(g.IDENTITY, g.IDENTITY)] * self.m
+                                                    for _ in self.requests]
         self.pshares: list[list[list[bytes]]] = [[[] for _ in range(self.m)]
                                                   for _ in self.requests]
-        others = [p for p in range(n) if p != self.taker]
-        self.steps = [Step("blind", list(range(n))), Step("pshare", others),
+        self.others = [p for p in range(n) if p != self.taker]
+        #: raw blinded pairs / PET shares per sender, kept for deferred verification
+        self._blinds: dict[int, list[list[Any]]] = {}
+        self._pshare_raw: dict[int, list[list[Any]]] = {}
+        self._verified: set[tuple[int, int]] = set()
+        self._xza: list[list[bytes]] = [[] for _ in range(nreq)]
+        self.steps = [Step("blind", list(self.others)), Step("pshare", list(self.others)),
                       Step("choose", [self.taker])]
         self.matches: list[list[int]] = []
+
+    @property
+    def observer(self) -> bool:
+        """An observer (the auditor) verifies every proof on receipt."""
+        return self.ctx.me is None
 
     # step 1 --------------------------------------------------------------------------------
     def make_blind(self, st: Step) -> list[Any]:
@@ -85,22 +115,48 @@ class Withdraw(Op):
 
     def on_blind(self, st: Step, sender: int, payload: Any) -> None:
         rows = check_list(payload, "blinding", len(self.requests))
-        for r, (qs, row) in enumerate(zip(self.quot, rows, strict=True)):
+        parsed = []
+        for row in rows:
             items = check_list(row, "blinding row", self.m)
-            for i, ((a, q), item) in enumerate(zip(qs, items, strict=True)):
+            prow = []
+            for item in items:
                 a2, q2, proof = check_list(item, "blinded pair", 3)
-                if sender != self.ctx.me:
-                    a2 = g.decode_point(a2, "blinded A")
-                    q2 = g.decode_point(q2, "blinded Q")
-                    if not dleq.verify(a, a2, q, q2, proof,
-                                       self.dleq_ctx(sender, "pet-blind", r, i)):
-                        raise CheatDetected(sender, "pet-blind-invalid",
-                                            f"blinding of request {r} position {i} is not proven")
-                if len(self.z[r]) <= i:
-                    self.z[r].append((a2, q2))
-                else:
-                    za, zq = self.z[r][i]
-                    self.z[r][i] = (g.add(za, a2), g.add(zq, q2))
+                _check_bytes(a2, "blinded A")
+                _check_bytes(q2, "blinded Q")
+                prow.append([a2, q2, proof])
+            parsed.append(prow)
+        self._blinds[sender] = parsed
+        if self.observer:
+            for r in range(len(self.requests)):
+                for i in range(self.m):
+                    self._verify_blind(sender, r, i)
+        for r, prow in enumerate(parsed):
+            zr = self.z[r]
+            for i, (a2, q2, _proof) in enumerate(prow):
+                za, zq = zr[i]
+                # add() checks that the new operand is on the curve (→ names the sender)
+                zr[i] = (g.add(za, a2), g.add(zq, q2))
+
+    def _verify_blind(self, sender: int, r: int, i: int) -> None:
+        a, q = self.quot[r][i]
+        a2, q2, proof = self._blinds[sender][r][i]
+        try:
+            ok = dleq.verify(a, a2, q, q2, proof, self.dleq_ctx(sender, "pet-blind", r, i))
+        except InvalidPoint as exc:
+            raise CheatDetected(sender, "invalid-point", str(exc)) from exc
+        except MalformedInput as exc:
+            raise CheatDetected(sender, "malformed", str(exc)) from exc
+        if not ok:
+            raise CheatDetected(sender, "pet-blind-invalid",
+                                f"blinding of request {r} position {i} is not proven")
+
+    def _blame_blinded_a(self, r: int, i: int) -> CheatDetected:
+        """``Z_{r,i}.A`` was rejected: name the first blinder whose ``A'`` is invalid."""
+        for p in self.others:
+            if not g.is_point(self._blinds[p][r][i][0]):
+                return CheatDetected(p, "invalid-point",
+                                     f"blinded A of request {r} position {i} is invalid")
+        return CheatDetected(None, "degenerate-blinding", f"Z[{r}][{i}]")  # pragma: no cover
 
     def step_done(self, st: Step) -> None:
         if st.name == "blind":
@@ -108,39 +164,123 @@ class Withdraw(Op):
                 for i, (za, zq) in enumerate(self.z[r]):
                     if za == g.IDENTITY or zq == g.IDENTITY:  # pragma: no cover - 2^-252
                         raise CheatDetected(None, "degenerate-blinding", f"Z[{r}][{i}]")
+            if self.ctx.me == self.taker:
+                x = self.ctx.x
+                if x is None:
+                    raise ProtocolStateError("taker without a key")
+                for r in range(len(self.requests)):
+                    row = []
+                    for i, (za, _zq) in enumerate(self.z[r]):
+                        try:
+                            row.append(g.mul(x, za))
+                        except InvalidPoint:
+                            raise self._blame_blinded_a(r, i) from None
+                    self._xza[r] = row
         elif st.name == "pshare" and self.ctx.me == self.taker:
             self._find_matches()
 
     # step 2 --------------------------------------------------------------------------------
     def make_pshare(self, st: Step) -> list[Any]:
-        return [make_shares(self, [za for za, _ in self.z[r]], f"pet-share-{r}")
-                for r in range(len(self.requests))]
+        assert self.ctx.me is not None and self.ctx.x is not None
+        out = []
+        for r in range(len(self.requests)):
+            pts = [za for za, _ in self.z[r]]
+            try:
+                items = make_shares(self, pts, f"pet-share-{r}")
+            except InvalidPoint:
+                bad = next(i for i, p in enumerate(pts) if not g.is_point(p))
+                raise self._blame_blinded_a(r, bad) from None
+            batch = dleq.prove_batch(self.ctx.x, self.ctx.keys[self.ctx.me], pts,
+                                     [d for d, _ in items], self._batch_ctx(self.ctx.me, r))
+            out.append([items, batch])
+        return out
+
+    def _batch_ctx(self, sender: int, r: int) -> list[object]:
+        return self.dleq_ctx(sender, f"pet-share-batch-{r}", self.m)
 
     def on_pshare(self, st: Step, sender: int, payload: Any) -> None:
         rows = check_list(payload, "PET shares", len(self.requests))
+        raw = []
         for r, row in enumerate(rows):
+            items, batch = check_list(row, "PET share row", 2)
+            pts = [za for za, _ in self.z[r]]
             if sender == self.ctx.me:
-                shares = [item[0] for item in row]
+                shares = [item[0] for item in items]
             else:
-                shares = check_shares(self, sender, [za for za, _ in self.z[r]], row,
-                                      f"pet-share-{r}")
+                # parties defer the checks (see _verify_position); observers check all
+                shares = check_shares(self, sender, pts, items, f"pet-share-{r}",
+                                      None if self.observer else ())
+                if self.observer:
+                    self._verify_batch(sender, r, shares, batch)
+            raw.append([check_list(items, "PET shares", self.m), batch])
             for i, d in enumerate(shares):
                 self.pshares[r][i].append(d)
+        self._pshare_raw[sender] = raw
+
+    def _verify_batch(self, sender: int, r: int, shares: list[bytes], batch: Any) -> None:
+        """All of ``sender``'s PET shares for request r at once (2 + 2m multiplications)."""
+        try:
+            ok = dleq.verify_batch(self.ctx.keys[sender], [za for za, _ in self.z[r]], shares,
+                                   batch, self._batch_ctx(sender, r))
+        except InvalidPoint as exc:
+            raise CheatDetected(sender, "invalid-point", str(exc)) from exc
+        except MalformedInput as exc:
+            raise CheatDetected(sender, "malformed", str(exc)) from exc
+        if not ok:
+            raise CheatDetected(sender, "dleq-invalid",
+                                f"PET shares of request {r} have an invalid batched proof")
+
+    def _verify_position(self, r: int, i: int) -> None:
+        """Check every blinding and PET share of ``Z_{r,i}`` (deferred, once)."""
+        if self.observer or (r, i) in self._verified:
+            return
+        for p in self.others:
+            if p != self.ctx.me:
+                self._verify_blind(p, r, i)
+        za = self.z[r][i][0]
+        for p in self.others:
+            if p != self.ctx.me:
+                d, proof = self._pshare_raw[p][r][0][i]
+                try:
+                    verify_share(self, p, i, za, d, proof, f"pet-share-{r}")
+                except InvalidPoint as exc:
+                    raise CheatDetected(p, "invalid-point", str(exc)) from exc
+                except MalformedInput as exc:
+                    raise CheatDetected(p, "malformed", str(exc)) from exc
+        self._verified.add((r, i))
+
+    def _verify_all(self) -> None:
+        """Taker with a short count: every blinding proof, every PET share (batched)."""
+        if self.observer:
+            return
+        for r in range(len(self.requests)):
+            for i in range(self.m):
+                for p in self.others:
+                    self._verify_blind(p, r, i)
+            for p in self.others:
+                shares = [d for d, _ in self._pshare_raw[p][r][0]]
+                self._verify_batch(p, r, shares, self._pshare_raw[p][r][1])
+            self._verified.update((r, i) for i in range(self.m))
 
     def _find_matches(self) -> None:
-        x = self.ctx.x
-        if x is None:
-            raise ProtocolStateError("taker without a key")
         self.matches = []
         for r in range(len(self.requests)):
             found = []
-            for i, (za, zq) in enumerate(self.z[r]):
-                total = g.sum_points([*self.pshares[r][i], g.mul(x, za)])
+            for i, (_za, zq) in enumerate(self.z[r]):
+                try:
+                    total = g.sum_points([*self.pshares[r][i], self._xza[r][i]])
+                except InvalidPoint:
+                    # an off-curve share: name its sender (first in seat order)
+                    self._verify_position(r, i)
+                    raise
                 if zq == total:
                     found.append(i)
             self.matches.append(found)
+        if any(len(f) < k for f, (_, k) in zip(self.matches, self.requests, strict=True)):
+            # A short claim is public: make sure no match was hidden by a bad blinding or
+            # share (every proof of every position is checked before claiming).
+            self._verify_all()
 
-    # step 3 --------------------------------------------------------------------------------
     def choose(self) -> list[list[int]]:
         """Positions taken per request (honest: uniformly random among the matches)."""
         avail = [len(m) for m in self.matches]
@@ -162,6 +302,9 @@ class Withdraw(Op):
         out = []
         for r, (claim, pos) in enumerate(zip(self.claimed_counts(), self.choose(),
                                              strict=True)):
+            for i in pos:  # the taker checks what it takes before taking it
+                if 0 <= i < self.m:
+                    self._verify_position(r, i)
             shares = make_shares(self, [self.z[r][i][0] for i in pos], f"pet-open-{r}")
             out.append([claim, pos, shares])
         return out
@@ -181,6 +324,8 @@ class Withdraw(Op):
             claims.append(claim)
             taken.append(pos)
             if sender != self.ctx.me:
+                for i in pos:  # every blinding and PET share of a taken token is checked
+                    self._verify_position(r, i)
                 own = check_shares(self, sender, [self.z[r][i][0] for i in pos], shares,
                                    f"pet-open-{r}")
                 for i, d in zip(pos, own, strict=True):
