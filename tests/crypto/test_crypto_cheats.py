@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import pytest
+from crypto_testkit import dealt_bus, make_bus, spec
 
 from crypto import group as g
 from crypto import schnorr
@@ -22,8 +23,6 @@ from crypto.protocols.sealed import SealedReveal
 from crypto.protocols.shares import make_shares
 from crypto.protocols.steal import Steal
 from crypto.protocols.withdraw import Withdraw
-
-from .helpers import dealt_bus, make_bus, spec
 
 ORDER8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
 

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import msgpack
 import pytest
+from crypto_testkit import LABELS, dealt_bus, make_bus, spec
 
 from crypto import group as g
 from crypto import shuffle as sh
@@ -17,8 +18,6 @@ from crypto.errors import CheatDetected, InvalidPoint, MalformedInput
 from crypto.protocols.base import Step
 from crypto.protocols.deal import Deal
 from crypto.protocols.steal import Steal
-
-from .helpers import LABELS, dealt_bus, make_bus, spec
 
 ORDER8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from crypto_testkit import LABELS, dealt_bus, public_state
 
 from crypto.audit import OpEvent, audit
 from crypto.errors import ProtocolStateError
 from crypto.ledger import BAG
-
-from .helpers import LABELS, dealt_bus, public_state
 
 
 def _same_everywhere(bus) -> None:

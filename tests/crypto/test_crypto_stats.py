@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import permutations
 
-from .helpers import make_bus
+from crypto_testkit import make_bus
 
 RUNS = 240
 
