@@ -1,0 +1,165 @@
+"""Network table benchmark: lockstep latency on loopback and complete-game wall times.
+
+Every peer is real (own identity, listener on 127.0.0.1, mesh, TokenSession, game
+folder with fsynced transcript); they run in **one process**, so each crypto step costs
+N peers' CPU on one core — on a real LAN each peer has its own machine and crypto steps
+are roughly N times faster.  Reported:
+
+* per-step latency (decision + broadcast + verification + ack round of all peers) for
+  moves without crypto (bids, tile choice, moves, pawn passes) — targets p50 <= 5 ms,
+  p99 <= 50 ms;
+* crypto-backed steps separately (withdraw, steal, Vizier, sales, the deal);
+* complete 4-bot and 6-bot games: wall time (targets 30 s / 60 s with a verified deal),
+  envelopes and transcript size; the saved transcript is audited (engine replayed).
+
+Usage: ``python -m bench.net_bench [--players 4 6] [--mode verified] [--bot heuristic]
+[--processes] [--json]`` (``--processes``: one OS process per peer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from p2p.game_audit import audit_game
+from p2p.local_table import run_local_game
+
+TARGETS = {"plain_p50_ms": 5.0, "plain_p99_ms": 50.0, 4: 30.0, 6: 60.0}
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    v = sorted(values)
+    return v[min(len(v) - 1, int(q * len(v)))]
+
+
+def summarise(step_times: list[tuple[str, float, int, int]]) -> dict[str, Any]:
+    """Latency figures (ms) for plain steps and per crypto-backed kind."""
+    plain = [dt * 1000 for _kind, dt, ops, _actor in step_times if ops == 0]
+    crypto: dict[str, list[float]] = {}
+    for kind, dt, ops, _actor in step_times:
+        if ops:
+            crypto.setdefault(kind, []).append(dt * 1000)
+    return {
+        "plain_steps": len(plain),
+        "plain_p50_ms": round(_pct(plain, 0.5), 2),
+        "plain_p99_ms": round(_pct(plain, 0.99), 2),
+        "crypto_steps": {k: {"n": len(v), "p50_ms": round(_pct(v, 0.5), 1),
+                             "max_ms": round(max(v), 1)} for k, v in sorted(crypto.items())},
+    }
+
+
+async def bench_game(players: int, mode: str, bot: str, seed: int, lam: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as root:
+        r = await run_local_game(players, bot, seed, mode, root, lam=lam, audit=False)
+        t0 = time.perf_counter()
+        report = audit_game(r.transcript)
+        audit_s = time.perf_counter() - t0
+        return {
+            "players": players,
+            "mode": mode,
+            "bot": bot,
+            "wall_s": round(r.wall_time, 2),
+            "target_s": TARGETS.get(players),
+            "steps": r.results[0].steps,
+            "envelopes": r.envelopes,
+            "transcript_bytes": r.transcript_bytes,
+            "same_hash": len(set(r.state_hashes)) == 1,
+            "audit_fair": report.fair,
+            "audit_s": round(audit_s, 2),
+            **summarise(r.step_times),
+        }
+
+
+async def _prepare(players: int, mode: str, root: str, lam: int) -> list[Any]:
+    from p2p.local_table import make_local_setup
+    from p2p.peer import prepare_folder
+
+    peers = await make_local_setup(players, mode, Path(root), lam=lam)
+    for p in peers:
+        await p.listener.close()  # each process binds its own port again
+        prepare_folder(p.folder, p.roster, p.params, p.seat, p.game_id, p.identity, lam)
+    return [p.folder for p in peers]
+
+
+def bench_processes(players: int, mode: str, bot: str, seed: int, lam: int) -> dict[str, Any]:
+    """The same game with every peer in its own process (``python -m p2p.peer``): what one
+    peer per machine sees, minus the machines (all processes share this host's cores)."""
+    with tempfile.TemporaryDirectory() as root:
+        folders = asyncio.run(_prepare(players, mode, root, lam))
+        t0 = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, "-m", "p2p.peer", str(f), "--bot", bot,
+                                   "--seed", str(seed)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True) for f in folders]
+        outs = [p.communicate(timeout=900)[0] for p in procs]
+        wall = time.perf_counter() - t0
+        done = []
+        for out in outs:
+            events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+            done.append(events[-1])
+        if any(d["event"] != "done" for d in done):
+            return {"players": players, "processes": True, "error": done}
+        timings = [d["timings"] for d in done]
+        merged = []
+        for k, row in enumerate(timings[0]):
+            actor = row[3]
+            src = timings[actor] if actor >= 0 else timings[0]
+            merged.append(tuple(src[k] if k < len(src) else row))
+        export = Path(done[0]["export"])
+        report = audit_game(export)
+        return {
+            "players": players, "mode": mode, "bot": bot, "processes": True,
+            "wall_s": round(wall, 2), "target_s": TARGETS.get(players),
+            "steps": done[0]["steps"], "transcript_bytes": export.stat().st_size,
+            "same_hash": len({d["hash"] for d in done}) == 1, "audit_fair": report.fair,
+            **summarise(merged),  # type: ignore[arg-type]
+        }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.net_bench")
+    ap.add_argument("--players", type=int, nargs="+", default=[4, 6])
+    ap.add_argument("--mode", choices=["audit", "verified"], default="verified")
+    ap.add_argument("--bot", default="heuristic")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--lam", type=int, default=40)
+    ap.add_argument("--processes", action="store_true",
+                    help="one OS process per peer (python -m p2p.peer) instead of one process")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    if args.processes:
+        out = [bench_processes(p, args.mode, args.bot, args.seed, args.lam)
+               for p in args.players]
+    else:
+        out = [asyncio.run(bench_game(p, args.mode, args.bot, args.seed, args.lam))
+               for p in args.players]
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        for g in out:
+            if "error" in g:
+                print(f"{g['players']} peers: FAILED {g['error']}")
+                continue
+            where = "one process per peer" if g.get("processes") else "one process"
+            print(f"{g['players']} peers, {where} ({g['mode']} deal, {g['bot']} bots): "
+                  f"{g['wall_s']} s wall (target {g['target_s']} s), {g['steps']} steps, "
+                  f"{g.get('envelopes', '?')} envelopes, {g['transcript_bytes']} bytes; "
+                  f"same hash {g['same_hash']}, audit fair {g['audit_fair']}")
+            print(f"  plain steps: n={g['plain_steps']} p50 {g['plain_p50_ms']} ms, "
+                  f"p99 {g['plain_p99_ms']} ms (targets 5 / 50 ms)")
+            for k, v in g["crypto_steps"].items():
+                print(f"  {k}: n={v['n']} p50 {v['p50_ms']} ms, max {v['max_ms']} ms")
+    ok = all(g.get("same_hash") and g.get("audit_fair") for g in out)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""Run N real peers on this machine over loopback (what ``silkroad play`` uses).
+
+Each peer has its own identity, :class:`~p2p.connection.Listener` on 127.0.0.1, mesh,
+TokenSession and game folder; they only talk through TCP.  No lobby is needed: the roster
+is built here because every peer is ours.  :func:`make_local_setup` is also used by the
+multi-process entry (:mod:`p2p.peer`) and the tests, which need the same roster before any
+peer runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.bots import make_bot
+
+from .connection import Listener
+from .game import GameParams, compute_game_id
+from .game_audit import GameAuditReport, audit_game
+from .identity import Identity
+from .lockstep import HumanDecider, Table, TableResult, TableSetup
+from .mesh import Mesh, RosterEntry
+from .store import GameStore, game_folder
+
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass
+class LocalPeer:
+    """Everything one local peer owns."""
+
+    seat: int
+    identity: Identity
+    listener: Listener
+    roster: list[RosterEntry]
+    params: GameParams
+    game_id: bytes
+    folder: Path
+    mesh: Mesh | None = None
+    table: Table | None = None
+
+
+@dataclass
+class LocalGameResult:
+    """What :func:`run_local_game` returns."""
+
+    scores: list[int]
+    winners: list[int]
+    state_hashes: list[bytes]
+    wall_time: float
+    transcript: Path
+    transcript_bytes: int
+    envelopes: int
+    audit: GameAuditReport | None
+    results: list[TableResult] = field(default_factory=list)
+    step_times: list[tuple[str, float, int, int]] = field(default_factory=list)
+
+
+async def make_local_setup(players: int, shuffle_mode: str, root: Path,
+                           ports: list[int] | None = None, lam: int = 40) -> list[LocalPeer]:
+    """Identities, started listeners, the roster and each peer's game folder."""
+    ids = [Identity.generate() for _ in range(players)]
+    listeners = [await Listener(ids[i], host=LOOPBACK, port=(ports[i] if ports else 0)).start()
+                 for i in range(players)]
+    roster = [RosterEntry(i, ids[i].public, LOOPBACK, listeners[i].port, f"bot{i}")
+              for i in range(players)]
+    params = GameParams(players, shuffle_mode=shuffle_mode)
+    gid = compute_game_id(roster, params)
+    peers = []
+    for i in range(players):
+        folder = game_folder(Path(root) / f"seat{i}", gid)
+        store = GameStore(folder)
+        store.create(roster, params, i, gid, lam)
+        peers.append(LocalPeer(i, ids[i], listeners[i], roster, params, gid, folder))
+    return peers
+
+
+def table_setup(roster: list[RosterEntry], params: GameParams, seat: int, game_id: bytes,
+                lam: int) -> TableSetup:
+    return TableSetup(game_id, [e.key for e in roster], seat, params.shuffle_mode, lam)
+
+
+async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = None, *,
+                     lam: int | None = None, heartbeat: float = 0.2, peer_timeout: float = 3.0,
+                     stall_timeout: float = 5.0, abandon_timeout: float = 60.0) -> Table:
+    """Start the mesh and build the table (``await table.run()`` plays); a folder that
+    already holds a transcript makes the table resume."""
+    mesh = Mesh(peer.listener, peer.roster, peer.game_id, heartbeat_interval=heartbeat,
+                peer_timeout=peer_timeout)
+    await mesh.start()
+    peer.mesh = mesh
+    store = GameStore(peer.folder)
+    x = None
+    if store.secrets_path.exists():
+        x = store.load_secrets().elgamal_x
+    if lam is None:
+        lam = store.load_lam()  # the table's lambda is fixed at set-up (meta.json)
+    setup = table_setup(peer.roster, peer.params, peer.seat, peer.game_id, lam)
+    table = Table(mesh, setup, peer.identity, store, agent, human, elgamal_x=x,
+                  stall_timeout=stall_timeout, abandon_timeout=abandon_timeout)
+    peer.table = table
+    return table
+
+
+async def finish_peer(peer: LocalPeer, grace: float = 3.0) -> None:
+    """Let our last envelopes reach everyone, then close the mesh and the listener."""
+    if peer.mesh is not None:
+        deadline = time.monotonic() + grace
+        while any(s["unacked"] for s in peer.mesh.stats().values()) and \
+                time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        await peer.mesh.close("game over")
+    await peer.listener.close()
+
+
+async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed: int = 0,
+                         shuffle_mode: str = "audit", folder: str | Path = "games",
+                         human: HumanDecider | None = None, *, lam: int = 40,
+                         audit: bool = True) -> LocalGameResult:
+    """Play one complete game among ``players`` local peers (seat 0 is ``human`` if given).
+
+    ``bots`` is one bot kind for everyone or a list per seat (a kind such as "heuristic",
+    or any object with ``choose(view, legal)``).  Returns scores, winners, each
+    peer's final state hash (they must all be equal), wall time and the transcript path
+    (seat 0's ``game.silkroad``), audited when ``audit`` is true.
+    """
+    kinds: list[Any] = [bots] * players if isinstance(bots, str) else list(bots)
+    t0 = time.perf_counter()
+    peers = await make_local_setup(players, shuffle_mode, Path(folder), lam=lam)
+    tables = []
+    for p in peers:
+        kind = kinds[p.seat]
+        agent = make_bot(kind, seed * 1000 + p.seat) if isinstance(kind, str) else kind
+        # with a human at the table nobody gives up on a slow decision: the UI can call
+        # ``Table.abandon`` instead
+        tables.append(await start_peer(p, agent, human if p.seat == 0 else None, lam=lam,
+                                       abandon_timeout=float("inf") if human else 60.0))
+    try:
+        results = await asyncio.gather(*(t.run() for t in tables))
+    finally:
+        for p in peers:
+            with contextlib.suppress(Exception):
+                await finish_peer(p)
+    wall = time.perf_counter() - t0
+    export = results[0].export
+    assert export is not None
+    report = audit_game(export) if audit else None
+    return LocalGameResult(results[0].scores, results[0].winners,
+                           [r.state_hash for r in results], wall, export,
+                           export.stat().st_size, len(results[0].transcript), report,
+                           list(results), actor_step_times(tables))
+
+
+def actor_step_times(tables: list[Table]) -> list[tuple[str, float, int, int]]:
+    """Per step, the timing seen by the peer that acted (its decision time excluded), so a
+    bot's think time on another peer of this process does not count as network latency."""
+    out = []
+    for k, row in enumerate(tables[0].step_times):
+        actor = row[3]
+        src = tables[actor].step_times if actor >= 0 else tables[0].step_times
+        out.append(src[k] if k < len(src) else row)
+    return out

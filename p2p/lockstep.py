@@ -1,0 +1,684 @@
+"""The lockstep table: one peer's engine + TokenSession driven by signed envelopes.
+
+Every peer runs this same loop.  The engine state decides what happens next:
+
+* ``actors == (RESOLVER,)`` — every peer starts the same crypto op(s) in the same order
+  (:mod:`p2p.net_resolver`) and turns the op results into the engine resolution;
+* one seat acts — that seat's peer decides and broadcasts ``action [step, encoded action]``;
+  every peer takes the first envelope for that step *from the actor* (in the actor's chain
+  order, so all peers pick the same one) that decodes and is legal on a copy of the state;
+  anything else is refused with a logged reason naming the sender and the state is
+  unchanged.  Hidden claims (Sell) are opened before the action is applied;
+* the Grand Vizier — one ``sealed`` op carries everybody's simultaneous choice.
+
+After each applied step every peer broadcasts an ``ack`` with its state hash and waits for
+all acks: a different hash stops the table (desync) and dumps our canonical state.
+
+Why re-entrant steps: to resume after a crash a peer restores its last snapshot (taken
+*before* any of its crypto output is sent, so the snapshot always explains what it sent),
+then re-runs the current step from its start.  Ops are addressed by index: an op already in
+the session's history is reused, one in progress is awaited, only new ones are started; an
+action we already sent is taken from the transcript instead of being decided again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import pickle
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgpack
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from crypto.bus import CRYPTO_KIND
+from crypto.errors import CheatDetected, MalformedInput, ProtocolStateError
+from crypto.session import TokenSession
+from crypto.transcript import (
+    ACK_KIND,
+    Envelope,
+    Signer,
+    TranscriptLog,
+    ack_body,
+    compare_acks,
+    parse,
+)
+from engine.actions import RESOLVER, Action, decode, encode
+from engine.errors import DecodeError, IllegalAction
+from engine.game import new_game, scores, winners
+from engine.rules import actors, apply, is_simultaneous, legal_actions
+from engine.state import Config, GameState, make_config
+from engine.view import PlayerView
+
+from .identity import Identity
+from .mesh import PeerDown, PeerUp, Received
+from .net_resolver import NetResolver
+from .store import GameStore, Secrets
+from .zones import COLOUR_OF, ZoneMap
+
+log = logging.getLogger("p2p.table")
+
+ACTION_KIND = "action"
+ENV_TAG = b"E"
+SYNC_TAG = b"S"
+MAX_EARLY = 4096
+"""Envelopes held back because an earlier one of the same sender has not arrived yet."""
+MAX_QUEUED_ACTIONS = 64
+"""Action envelopes one sender may have pending for future steps."""
+
+
+class Transport(Protocol):
+    """What the table needs from :class:`p2p.mesh.Mesh` (which satisfies it)."""
+
+    def broadcast(self, body: bytes) -> None: ...
+
+    def send(self, seat: int, body: bytes) -> None: ...
+
+    async def next_event(self) -> Any: ...
+
+
+class Agent(Protocol):
+    def choose(self, view: PlayerView, legal: list[Action]) -> Action: ...
+
+
+HumanDecider = Callable[[PlayerView, list[Action]], Awaitable[Action]]
+
+
+class TableStopped(Exception):
+    """The table cannot go on: a cheat, a desync or a peer that never answered.
+
+    ``culprit`` is the seat to blame (None if unknown), ``rule`` a stable id.
+    """
+
+    def __init__(self, culprit: int | None, rule: str, detail: str) -> None:
+        who = "unattributed" if culprit is None else f"seat {culprit}"
+        super().__init__(f"{who}: {rule}: {detail}")
+        self.culprit = culprit
+        self.rule = rule
+        self.detail = detail
+
+
+@dataclass
+class TableSetup:
+    """Everything agreed at the table (from the lobby's GameSetup, or meta.json)."""
+
+    game_id: bytes
+    keys: list[bytes]
+    my_seat: int
+    shuffle_mode: str = "audit"
+    lam: int = 40
+
+    @property
+    def players(self) -> int:
+        return len(self.keys)
+
+    def public_keys(self) -> list[Ed25519PublicKey]:
+        return [Ed25519PublicKey.from_public_bytes(k) for k in self.keys]
+
+    def config(self) -> Config:
+        return make_config(self.players)
+
+
+@dataclass
+class Refusal:
+    """An envelope the table refused (never fatal): who sent it and why."""
+
+    sender: int | None
+    reason: str
+
+
+@dataclass
+class TableResult:
+    """The end of one peer's game."""
+
+    state: GameState
+    state_hash: bytes
+    scores: list[int]
+    winners: list[int]
+    transcript: list[bytes]
+    export: Path | None
+    refusals: list[Refusal] = field(default_factory=list)
+    steps: int = 0
+    step_times: list[tuple[str, float, int, int]] = field(default_factory=list)
+
+
+@dataclass
+class _StepStart:
+    """What a resumed peer restarts the current step from."""
+
+    step: int
+    state: GameState
+    zones: ZoneMap
+    cursor: int
+
+
+class Table:
+    """One peer of a lockstep game.  ``await run()`` plays to the end."""
+
+    def __init__(self, transport: Transport, setup: TableSetup, identity: Identity,
+                 store: GameStore | None, agent: Agent | None = None,
+                 human: HumanDecider | None = None, *, stall_timeout: float = 5.0,
+                 abandon_timeout: float = 60.0, elgamal_x: int | None = None,
+                 on_step: Callable[[Table, Action], None] | None = None) -> None:
+        self.transport = transport
+        self.setup = setup
+        self.me = setup.my_seat
+        self.n = setup.players
+        self.identity = identity
+        self.store = store
+        self.agent = agent
+        self.human = human
+        self.stall_timeout = stall_timeout
+        self.abandon_timeout = abandon_timeout
+        self.on_step = on_step
+        self.keys = setup.public_keys()
+        self.log = TranscriptLog(setup.game_id, self.keys)
+        self.signer = Signer(setup.game_id, self.me,
+                             Ed25519PrivateKey.from_private_bytes(identity.to_bytes()))
+        self.session = TokenSession(setup.game_id, self.n, self.me, lam=setup.lam,
+                                    secret_key=elgamal_x)
+        self.config = setup.config()
+        self.state = new_game(self.config)
+        self.zones = ZoneMap(self.n)
+        self.step = 0
+        self.cursor = 0
+        self.resolver = NetResolver(self)
+        self.refusals: list[Refusal] = []
+        self.failure: TableStopped | None = None
+        self._wake = asyncio.Event()
+        self._early: dict[int, dict[int, tuple[bytes, int | None]]] = {}
+        self._nearly = 0
+        self._actions: dict[int, list[Envelope]] = {}
+        self._my_actions: set[int] = set()
+        self._acks: dict[int, dict[int, Envelope]] = {}
+        self._start = _StepStart(0, self.state.copy(), self.zones.copy(), 0)
+        self._replaying = False
+        self.resumed = False
+        self._think = 0.0
+        self.waiting_on: tuple[str, Callable[[], list[int]]] | None = None
+        #: per applied step: (kind, seconds incl. the ack round but not our own decision
+        #: time, crypto ops run, acting seat or -1)
+        self.step_times: list[tuple[str, float, int, int]] = []
+        self.done = False
+
+    # ================================================================ public
+    @property
+    def x(self) -> int:
+        x = self.session.ctx.x
+        assert x is not None
+        return x
+
+    def hand(self) -> dict[int, int]:
+        """Our private knowledge ``{handle: colour}`` of our own goods (from the ledger)."""
+        slots = self.session.ledger.hands[self.me]
+        out: dict[int, int] = {}
+        for h, slot in zip(self.zones.hands[self.me], slots, strict=False):
+            lab = slot.label()
+            if lab is not None:
+                out[h] = COLOUR_OF[lab]
+        return out
+
+    def state_hash(self) -> bytes:
+        return self.state.hash()
+
+    async def run(self) -> TableResult:
+        """Play (or resume) to the end; raises :class:`TableStopped` if the table stops."""
+        pump = asyncio.get_running_loop().create_task(self._pump())
+        try:
+            if self.store is not None and self.store.load_transcript():
+                self._restore()
+            elif self.store is not None:
+                self._save_secrets(None)
+            await self._play()
+        finally:
+            pump.cancel()
+            try:
+                await pump
+            except asyncio.CancelledError:
+                pass
+            if self.store is not None:
+                self.store.close()
+        export = None
+        wires = self.log.wires()
+        if self.store is not None:
+            roster_keys = self.setup.keys
+            export = self.store.write_export(self._roster_for_export(roster_keys),
+                                             self._params_for_export(), self.setup.game_id,
+                                             self.setup.lam, wires)
+        return TableResult(self.state, self.state.hash(), scores(self.state),
+                           winners(self.state), wires, export, list(self.refusals), self.step,
+                           list(self.step_times))
+
+    # the export needs RosterEntry/GameParams; the meta file has them
+    def _roster_for_export(self, keys: list[bytes]) -> list[Any]:
+        assert self.store is not None
+        roster, _params, _seat, _gid = self.store.load_meta()
+        return roster
+
+    def _params_for_export(self) -> Any:
+        assert self.store is not None
+        return self.store.load_meta()[1]
+
+    # ================================================================ main loop
+    async def _play(self) -> None:
+        while True:
+            self._begin_step()
+            acts = actors(self.state)
+            if not acts:
+                break
+            t0, c0 = time.perf_counter(), self.cursor
+            self._think = 0.0
+            if acts[0] == RESOLVER:
+                kind = f"resolve:{self.state.phase.name}"
+                a = await self.resolver.resolve()
+            elif is_simultaneous(self.state):
+                kind = "vizier"
+                a = await self.resolver.vizier(acts)
+            else:
+                kind = f"action:{self.state.phase.name}"
+                a = await self._player_step(acts[0])
+            apply(self.state, a)
+            for env in self._actions.pop(self.step, []):
+                why = "out-of-turn" if env.sender not in acts else "superseded"
+                self.refuse(env.sender, f"{why} action for step {self.step} not used")
+            self.step += 1
+            self.zones.check(self.state, [[s.public for s in self.session.ledger.hands[p]]
+                                          for p in range(self.n)])
+            await self._ack_round(self.step)
+            self.step_times.append((kind, time.perf_counter() - t0 - self._think,
+                                    self.cursor - c0, acts[0]))
+            if self.on_step is not None:
+                self.on_step(self, a)
+        await self.op(lambda: self.session.reveal_secrets(), "secrets")
+        self.done = True
+
+    def _begin_step(self) -> None:
+        self._start = _StepStart(self.step, self.state.copy(), self.zones.copy(), self.cursor)
+
+    # ================================================================ decisions
+    async def decide(self) -> Action:
+        """Ask our bot or human for one of ``legal`` (think time is kept out of latencies)."""
+        t0 = time.perf_counter()
+        try:
+            view = PlayerView(self.state, self.me, self.hand())
+            return await self._decide(view, self.legal(self.me))
+        finally:
+            self._think += time.perf_counter() - t0
+
+    async def _decide(self, view: PlayerView, legal: list[Action]) -> Action:
+        while True:
+            if self.human is not None:
+                a = await self.human(view, legal)
+            elif self.agent is not None:
+                a = self.agent.choose(view, legal)
+            else:
+                raise TableStopped(self.me, "no-agent", "nobody decides for our seat")
+            if a in legal:
+                return a
+            log.warning("seat %d: decision %r is not legal; asking again", self.me, a)
+            if self.human is None:
+                raise TableStopped(self.me, "bot-illegal", f"bot chose {a!r}")
+
+    def legal(self, seat: int) -> list[Action]:
+        return legal_actions(self.state, seat, self.hand())
+
+    async def _player_step(self, actor: int) -> Action:
+        step = self.step
+        queue = self._actions.setdefault(step, [])
+        while True:
+            if actor == self.me and step not in self._my_actions:
+                a = await self.decide()
+                self.emit(ACTION_KIND, [step, encode(a)])
+            await self.wait(lambda: bool(queue), f"the action of seat {actor}", lambda: [actor])
+            env = queue.pop(0)
+            if env.sender != actor:
+                self.refuse(env.sender, f"out-of-turn action for step {step} "
+                                        f"(seat {actor} is to act)")
+                continue
+            try:
+                a = decode(env.body[1])
+                trial = self.state.copy()
+                apply(trial, a)
+            except (DecodeError, IllegalAction) as exc:
+                self.refuse(env.sender, f"illegal action at step {step}: {exc}")
+                if env.sender == self.me:
+                    self._my_actions.discard(step)  # ours was refused too: decide again
+                continue
+            break
+        await self.resolver.check_claims(actor, a)
+        return a
+
+    # ================================================================ crypto ops
+    async def op(self, start: Callable[[], list[Any]], what: str) -> Any:
+        """Run (or re-find, when resuming) the next crypto op of this step."""
+        idx = self.cursor
+        self.cursor += 1
+        ses = self.session
+        if idx >= ses.next_index:
+            if idx != ses.next_index:
+                raise TableStopped(None, "internal", f"op cursor {idx} skips {ses.next_index}")
+            try:
+                out = start()
+            except (CheatDetected, ProtocolStateError) as exc:
+                raise self._crypto_failure(exc) from exc
+            self.emit_crypto(out)
+        await self.wait(lambda: len(ses.history) > idx, f"crypto op {what} #{idx}",
+                        ses.waiting_for)
+        return ses.history[idx]
+
+    def op_started(self) -> bool:
+        """Whether the op the cursor points at has already been started (resume)."""
+        return self.cursor < self.session.next_index
+
+    def _crypto_failure(self, exc: Exception) -> TableStopped:
+        f = self.session.failed
+        if f is not None:
+            return TableStopped(f.culprit, f.rule, f.detail)
+        return TableStopped(None, "crypto", str(exc))
+
+    # ================================================================ acks
+    async def _ack_round(self, rnd: int) -> None:
+        acks = self._acks.setdefault(rnd, {})
+        if self.me not in acks:
+            self.emit(ACK_KIND, ack_body(rnd, self.state.hash(), self.log))
+        await self.wait(lambda: len(acks) == self.n, f"acks of step {rnd}",
+                        lambda: [p for p in range(self.n) if p not in acks])
+        bad = compare_acks([acks[p] for p in range(self.n)])
+        mine = acks[self.me].body[1]
+        disagree = sorted({p for p in range(self.n) if acks[p].body[1] != mine})
+        if bad or disagree:
+            self._dump_desync(rnd, acks)
+            culprits = [s for s, _ in bad] or disagree
+            raise TableStopped(culprits[0], "desync",
+                               f"step {rnd}: state hashes differ; disagreeing seats {culprits} "
+                               f"({bad})")
+        for old in [r for r in self._acks if r < rnd]:
+            del self._acks[old]
+
+    def _dump_desync(self, rnd: int, acks: dict[int, Envelope]) -> None:
+        if self.store is None:
+            return
+        path = self.store.folder / f"desync-step{rnd}-seat{self.me}.msgpack"
+        path.write_bytes(msgpack.packb([rnd, self.me, self.state.encode(),
+                                        [[p, acks[p].body[1]] for p in sorted(acks)]],
+                                       use_bin_type=True))
+        log.error("desync at step %d; our state dumped to %s", rnd, path)
+
+    # ================================================================ waiting
+    async def wait(self, ready: Callable[[], bool], what: str,
+                   who: Callable[[], list[int]]) -> None:
+        """Wait until ``ready()``; name the awaited seats when stalled; abandon when told."""
+        start = time.monotonic()
+        warned = False
+        self.waiting_on = (what, who)
+        while not ready():
+            if self.failure is not None:
+                raise self.failure
+            self._wake.clear()
+            waited = time.monotonic() - start
+            if waited >= self.abandon_timeout:
+                missing = who()
+                raise TableStopped(missing[0] if missing else None, "timeout",
+                                   f"waited {waited:.1f} s for {what}; seats {missing} "
+                                   "never answered")
+            limit = self.stall_timeout if not warned else self.abandon_timeout
+            try:
+                await asyncio.wait_for(self._wake.wait(), max(0.01, min(limit - waited, 1.0)))
+            except TimeoutError:
+                if not warned and time.monotonic() - start >= self.stall_timeout:
+                    warned = True
+                    log.warning("seat %d waiting for %s: seats %s have not answered",
+                                self.me, what, who())
+        self.waiting_on = None
+        if self.failure is not None:
+            raise self.failure
+
+    def waiting_for(self) -> tuple[str, list[int]] | None:
+        """What the table is waiting for now and which seats it awaits (for the UI)."""
+        if self.waiting_on is None:
+            return None
+        what, who = self.waiting_on
+        return what, who()
+
+    def abandon(self, reason: str = "abandoned by the player") -> None:
+        """Give up waiting (e.g. the UI's "abandon" after a stall): the table stops naming
+        the awaited seats; the stored transcript still audits up to here."""
+        w = self.waiting_for()
+        seats = w[1] if w else []
+        self.stop(seats[0] if seats else None, "abandoned",
+                  f"{reason}; was waiting for {w[0] if w else 'nothing'} from seats {seats}")
+
+    # ================================================================ sending
+    def _sign(self, kind: str, body: Any) -> Envelope:
+        wire = self.signer.sign(kind, body)
+        return self.log.add(wire, via=self.me)
+
+    def emit(self, kind: str, body: Any) -> None:
+        """Sign, store, process locally and broadcast one non-crypto envelope."""
+        env = self._sign(kind, body)
+        if self.store is not None:
+            self.store.append(env.wire)
+        self._dispatch(env)
+        self.transport.broadcast(ENV_TAG + env.wire)
+
+    def emit_crypto(self, bodies: list[Any]) -> None:
+        """Sign our crypto output; snapshot *before* anything leaves (write-ahead)."""
+        if not bodies:
+            return
+        envs = [self._sign(CRYPTO_KIND, b) for b in bodies]
+        if self.store is not None:
+            self.store.sync()  # everything the snapshot counts as processed is on disk
+            self._save_secrets([e.wire for e in envs])
+            for e in envs:
+                self.store.append(e.wire, durable=False)
+            self.store.sync()
+        for e in envs:
+            self.transport.broadcast(ENV_TAG + e.wire)
+
+    def refuse(self, sender: int | None, reason: str) -> None:
+        self.refusals.append(Refusal(sender, reason))
+        log.warning("seat %d refused a message from seat %s: %s", self.me, sender, reason)
+
+    def stop(self, culprit: int | None, rule: str, detail: str) -> None:
+        if self.failure is None:
+            self.failure = TableStopped(culprit, rule, detail)
+            log.error("seat %d stops the table: %s", self.me, self.failure)
+        self._wake.set()
+
+    # ================================================================ receiving
+    async def _pump(self) -> None:
+        while True:
+            event = await self.transport.next_event()
+            try:
+                if isinstance(event, Received):
+                    self.on_bytes(event.seat, event.body)
+                elif isinstance(event, PeerUp) and (event.restarted or self.resumed):
+                    # the mesh is reliable within one incarnation; only a restart loses
+                    # messages, and then both sides ask for what they lack
+                    self._request_sync(event.seat)
+                elif isinstance(event, PeerDown):
+                    log.info("seat %d: %s is down (%s)", self.me, event.label, event.reason)
+            except Exception as exc:  # bad input must never kill the pump
+                log.exception("seat %d: error handling a message", self.me)
+                self.refuse(getattr(event, "seat", None), f"internal error: {exc!r}")
+            self._wake.set()
+
+    def _request_sync(self, seat: int) -> None:
+        counts = [len(self.log.by_sender.get(p, [])) for p in range(self.n)]
+        self.transport.send(seat, SYNC_TAG + msgpack.packb(counts))
+
+    def on_bytes(self, via: int, body: bytes) -> None:
+        """Handle one mesh message from ``via`` (never raises for bad input)."""
+        if body[:1] == ENV_TAG:
+            self.accept(body[1:], via)
+        elif body[:1] == SYNC_TAG:
+            try:
+                counts = msgpack.unpackb(body[1:])
+                if not (isinstance(counts, list) and len(counts) == self.n
+                        and all(isinstance(c, int) and c >= 0 for c in counts)):
+                    raise ValueError("bad counts")
+            except Exception as exc:
+                self.refuse(via, f"malformed sync request: {exc}")
+                return
+            for env in self.log.entries:
+                if env.seq >= counts[env.sender]:
+                    self.transport.send(via, ENV_TAG + env.wire)
+        else:
+            self.refuse(via, "unknown message tag")
+
+    def accept(self, wire: bytes, via: int | None) -> None:
+        """Verify one envelope into the log (or hold it until its predecessor arrives)."""
+        try:
+            outer = msgpack.unpackb(wire, raw=False)
+            hdr = msgpack.unpackb(outer[0], raw=False)
+            sender, seq = int(hdr[2]), int(hdr[3])
+            if not 0 <= sender < self.n:
+                raise ValueError("unknown sender")
+        except Exception as exc:
+            self.refuse(via, f"malformed envelope: {exc!s:.80}")
+            return
+        chain = self.log.by_sender.get(sender, [])
+        if seq < len(chain) and chain[seq].wire == wire:
+            if not self._replaying:
+                log.debug("seat %d: duplicate envelope %d/%d ignored", self.me, sender, seq)
+            self.refusals.append(Refusal(via, f"replayed envelope {sender}/{seq}"))
+            return
+        if seq > len(chain):
+            # hold it for its predecessor, but only if it is genuinely signed: unverified
+            # bytes must not occupy memory
+            held = self._early.setdefault(sender, {})
+            if seq in held or self._nearly >= MAX_EARLY or seq > len(chain) + MAX_EARLY:
+                self.refuse(via, f"envelope {sender}/{seq} too far ahead; dropped")
+                return
+            try:
+                parse(wire, self.keys, self.setup.game_id, via)
+            except CheatDetected as exc:
+                self.refuse(exc.culprit, f"{exc.rule}: {exc.detail}")
+                return
+            held[seq] = (wire, via)
+            self._nearly += 1
+            return
+        try:
+            env = self.log.add(wire, via=via)
+        except CheatDetected as exc:
+            if exc.rule == "equivocation":
+                self.stop(exc.culprit, exc.rule, exc.detail)
+            else:
+                self.refuse(exc.culprit, f"{exc.rule}: {exc.detail}")
+            return
+        if self.store is not None:
+            self.store.append(wire, durable=False)
+        self._dispatch(env)
+        held = self._early.get(sender)
+        if held:
+            nxt = held.pop(seq + 1, None)
+            if nxt is not None:
+                self._nearly -= 1
+                self.accept(*nxt)
+
+    def _dispatch(self, env: Envelope) -> None:
+        kind, body = env.kind, env.body
+        if kind == CRYPTO_KIND:
+            if env.sender == self.me:
+                return
+            try:
+                out = self.session.receive(env.sender, body)
+            except CheatDetected as exc:
+                self.stop(exc.culprit, exc.rule, exc.detail)
+                return
+            except (MalformedInput, ProtocolStateError) as exc:
+                self.refuse(env.sender, f"crypto message refused: {exc}")
+                return
+            self.emit_crypto(out)
+        elif kind == ACTION_KIND:
+            if not (isinstance(body, list) and len(body) == 2 and isinstance(body[0], int)
+                    and isinstance(body[1], bytes)):
+                self.refuse(env.sender, "malformed action envelope")
+                return
+            step = body[0]
+            if step < self.step:
+                if not self._replaying:
+                    self.refuse(env.sender, f"action for past step {step}")
+                return
+            queue = self._actions.setdefault(step, [])
+            pending = sum(1 for q in self._actions.values() for e in q if e.sender == env.sender)
+            if pending >= MAX_QUEUED_ACTIONS:
+                self.refuse(env.sender, "too many queued actions")
+                return
+            queue.append(env)
+            if env.sender == self.me:
+                self._my_actions.add(step)
+        elif kind == ACK_KIND:
+            if not (isinstance(body, list) and len(body) == 3 and isinstance(body[0], int)
+                    and isinstance(body[1], bytes) and isinstance(body[2], list)):
+                self.refuse(env.sender, "malformed ack")
+                return
+            rnd = body[0]
+            if rnd <= self.step - 1 and rnd not in self._acks:
+                return  # a round we already closed (resume replay)
+            acks = self._acks.setdefault(rnd, {})
+            if env.sender in acks:
+                self.refuse(env.sender, f"second ack for step {rnd}")
+                return
+            acks[env.sender] = env
+        else:
+            self.refuse(env.sender, f"unknown envelope kind {kind[:32]!r}")
+
+    # ================================================================ persistence
+    def _save_secrets(self, outgoing: list[bytes] | None) -> None:
+        assert self.store is not None
+        snap = None
+        if outgoing is not None:
+            snap = pickle.dumps({
+                "session": self.session,
+                "start": self._start,
+                "processed": len(self.log.entries),
+                "own": len(self.log.by_sender.get(self.me, [])),
+                "outgoing": outgoing,
+            }, protocol=pickle.HIGHEST_PROTOCOL)
+        self.store.save_secrets(Secrets(self.identity.to_bytes(), self.x, snap))
+
+    def _restore(self) -> None:
+        """Rebuild log, session and step from the folder (see the module docstring)."""
+        assert self.store is not None
+        wires = self.store.load_transcript()
+        secrets = self.store.load_secrets()
+        log.info("seat %d resuming from %d stored envelopes", self.me, len(wires))
+        self.resumed = True
+        self.log = TranscriptLog(self.setup.game_id, self.keys)
+        for w in wires:
+            self.log.add(w)
+        processed = 0
+        if secrets.snapshot is not None:
+            snap = pickle.loads(secrets.snapshot)
+            self.session = snap["session"]
+            start: _StepStart = snap["start"]
+            mine = self.log.by_sender.get(self.me, [])
+            missing = snap["own"] - len(mine)
+            if missing > 0:
+                for w in snap["outgoing"][-missing:]:
+                    self.log.add(w)
+                    self.store.append(w)
+            processed = snap["processed"]
+            self.state, self.zones = start.state.copy(), start.zones.copy()
+            self.step, self.cursor = start.step, start.cursor
+        # our signing chain continues after our last stored envelope
+        mine = self.log.by_sender.get(self.me, [])
+        self.signer.seq = len(mine)
+        if mine:
+            self.signer.prev = mine[-1].id
+        # rebuild the engine from the start if we have no snapshot (nothing crypto sent yet)
+        self._replaying = True
+        try:
+            for i, env in enumerate(self.log.entries):
+                if env.kind == CRYPTO_KIND and i < processed:
+                    continue
+                self._dispatch(env)
+        finally:
+            self._replaying = False
+        # envelopes we stored but maybe never sent reach the others through their sync
+        # requests (sent on every PeerUp), so nothing is re-broadcast here.

@@ -1,0 +1,54 @@
+"""Entry points for a LAN game after the lobby (``silkroad host`` / ``join`` / resume).
+
+The lobby (:mod:`p2p.lobby`) ends with a :class:`~p2p.game.GameSetup` and the listener it
+used; :func:`play_setup` creates this peer's game folder and plays the game on that same
+listener (the per-game identity is the listener's).  :func:`resume_folder` restarts a peer
+from its folder after a crash — the same code path :mod:`p2p.peer` uses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .connection import Listener
+from .game import GameSetup
+from .identity import Identity
+from .local_table import LocalPeer, finish_peer, start_peer
+from .lockstep import Agent, HumanDecider, TableResult
+from .store import GameStore, game_folder
+
+
+async def play_setup(setup: GameSetup, listener: Listener, root: str | Path,
+                     agent: Agent | None = None, human: HumanDecider | None = None, *,
+                     lam: int = 40, abandon_timeout: float = 1800.0) -> TableResult:
+    """Play the game agreed in the lobby; returns our :class:`TableResult` (with the
+    ``game.silkroad`` export path).  Raises :class:`p2p.lockstep.TableStopped` on a cheat,
+    a desync or a peer that never came back."""
+    folder = game_folder(root, setup.game_id)
+    store = GameStore(folder)
+    if not store.exists():
+        store.create(list(setup.roster), setup.params, setup.my_seat, setup.game_id, lam)
+    peer = LocalPeer(setup.my_seat, listener.identity, listener, list(setup.roster),
+                     setup.params, setup.game_id, folder)
+    table = await start_peer(peer, agent, human, abandon_timeout=abandon_timeout)
+    try:
+        return await table.run()
+    finally:
+        await finish_peer(peer)
+
+
+async def resume_folder(folder: str | Path, agent: Agent | None = None,
+                        human: HumanDecider | None = None, *,
+                        abandon_timeout: float = 1800.0) -> TableResult:
+    """Restart a crashed peer from its game folder (same address, same key) and finish."""
+    store = GameStore(folder)
+    roster, params, seat, game_id = store.load_meta()
+    identity = Identity.from_bytes(store.load_secrets().identity_seed)
+    entry = roster[seat]
+    listener = await Listener(identity, host=entry.host, port=entry.port).start()
+    peer = LocalPeer(seat, identity, listener, roster, params, game_id, Path(folder))
+    table = await start_peer(peer, agent, human, abandon_timeout=abandon_timeout)
+    try:
+        return await table.run()
+    finally:
+        await finish_peer(peer)

@@ -1,0 +1,137 @@
+"""Helpers of the table tests: real peers over 127.0.0.1, real crypto, real bots."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from engine.actions import Action, Buy, Decline, ExchangeDone, ExchangePair, Trade
+from engine.bots import make_bot
+from engine.view import PlayerView
+from p2p.local_table import LocalPeer, finish_peer, make_local_setup, start_peer
+from p2p.lockstep import Table, TableResult
+
+LAM = 8
+"""Cut-and-choose rounds in tests (the verified shuffle's cost grows with it)."""
+
+def run(coro_fn: Callable[[], Awaitable[Any]], timeout: float = 60.0) -> Any:
+    """Run one async test body with a hard timeout (no pytest-asyncio needed)."""
+
+    async def bounded() -> Any:
+        async with asyncio.timeout(timeout):
+            return await coro_fn()
+
+    return asyncio.run(bounded())
+
+
+_BAG_ACTIONS = (Buy, Trade, ExchangePair, ExchangeDone)
+
+
+class FrugalBot:
+    """The heuristic bot, but it declines tiles that draw from the bag when it may.
+
+    Bag draws (withdraw) are the costliest crypto step; N peers in one process each verify
+    every one, so tests of 4–6 peers use this bot to stay fast while still exercising
+    deals, sales, thefts, Viziers and the final reveal.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.inner = make_bot("heuristic", seed)
+
+    def choose(self, view: PlayerView, legal: list[Action]) -> Action:
+        a = self.inner.choose(view, legal)
+        if isinstance(a, _BAG_ACTIONS) and Decline() in legal:
+            return Decline()
+        return a
+
+
+async def play_tables(root: Path, players: int, mode: str = "audit", frugal: bool = True,
+                      seed: int = 1, table_cls: type[Table] = Table,
+                      on_step: Any = None, agents: dict[int, Any] | None = None,
+                      abandon: float = 60.0) -> tuple[list[LocalPeer], list[Any]]:
+    """Play one game among ``players`` local peers; returns peers and results/exceptions."""
+    peers = await make_local_setup(players, mode, root, lam=LAM)
+    tables: list[Table] = []
+    for p in peers:
+        agent = (agents or {}).get(p.seat) or (
+            FrugalBot(seed * 10 + p.seat) if frugal else make_bot("heuristic", seed * 10 + p.seat))
+        t = await start_peer(p, agent, lam=LAM, abandon_timeout=abandon)
+        if table_cls is not Table:
+            t.__class__ = table_cls
+        t.on_step = on_step
+        tables.append(t)
+    try:
+        results = await asyncio.gather(*(t.run() for t in tables), return_exceptions=True)
+    finally:
+        for p in peers:
+            with contextlib.suppress(Exception):
+                await finish_peer(p, grace=1.0)
+    return peers, list(results)
+
+
+def finished(results: list[Any]) -> list[TableResult]:
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+    return results
+
+
+async def play_with_restart(root: Path, players: int, victim: int,
+                            when: Callable[[Table], bool], *, frugal: bool = True,
+                            seed: int = 1, pause: float = 0.3,
+                            deadline: float = 60.0) -> tuple[list[Any], bool]:
+    """Play a game; kill ``victim`` (cancel its table, close its mesh and listener) the
+    first time ``when(table)`` holds, restart it from its folder on the same port, and
+    play on.  Returns ``(results, killed)``."""
+    from p2p.connection import Listener
+
+    peers = await make_local_setup(players, "audit", root, lam=LAM)
+
+    def agent(seat: int) -> Any:
+        return FrugalBot(seed * 10 + seat) if frugal else make_bot("heuristic", seed * 10 + seat)
+
+    tables = [await start_peer(p, agent(p.seat), lam=LAM) for p in peers]
+    tasks = [asyncio.ensure_future(t.run()) for t in tables]
+    killed = False
+    try:
+        async with asyncio.timeout(deadline):
+            while not tasks[victim].done():
+                if when(tables[victim]):
+                    killed = True
+                    break
+                await asyncio.sleep(0)
+        if killed:
+            victim_peer = peers[victim]
+            tasks[victim].cancel()
+            with contextlib.suppress(BaseException):
+                await tasks[victim]
+            assert victim_peer.mesh is not None
+            await victim_peer.mesh.close("killed")
+            port = victim_peer.listener.port
+            await victim_peer.listener.close()
+            await asyncio.sleep(pause)
+            victim_peer.listener = await Listener(victim_peer.identity, host="127.0.0.1",
+                                                  port=port).start()
+            table = await start_peer(victim_peer, agent(victim), lam=LAM)
+            tasks[victim] = asyncio.ensure_future(table.run())
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        for t in tasks:
+            t.cancel()
+        for p in peers:
+            with contextlib.suppress(Exception):
+                await finish_peer(p, grace=1.0)
+    return list(results), killed
+
+
+def op_running(name: str) -> Callable[[Table], bool]:
+    """Kill condition: the table's session is in the middle of op ``name``."""
+
+    def when(t: Table) -> bool:
+        cur = t.session.current
+        return cur is not None and cur.name == name
+
+    return when

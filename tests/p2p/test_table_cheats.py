@@ -1,0 +1,283 @@
+"""Cheats and refusals at the table, and tampered transcripts caught by the offline audit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from table_kit import FrugalBot, finished, play_tables, run
+
+from engine.actions import Action, Bid, PassBid, Sell, TakeTile, encode
+from engine.rules import actors
+from engine.state import Phase
+from engine.tiles import SELLER
+from engine.view import PlayerView
+from p2p.game_audit import EXIT_FAIR, EXIT_UNFAIR, EXIT_UNREADABLE, audit_folder, audit_game
+from p2p.lockstep import ACTION_KIND, ENV_TAG, Table, TableStopped
+from p2p.store import encode_export, read_export
+
+
+def _same_end(results: list[Any]) -> None:
+    res = finished(results)
+    assert len({r.state_hash for r in res}) == 1
+    report = audit_game(res[0].export)
+    assert report.fair, str(report)
+
+
+def _refused(results: list[Any], seat: int, *words: str) -> None:
+    """Every other peer refused a message from ``seat`` with one of ``words`` in the reason."""
+    for me, r in enumerate(finished(results)):
+        if me == seat:
+            continue
+        assert any(f.sender == seat and any(w in f.reason for w in words)
+                   for f in r.refusals), (
+            me, [(f.sender, f.reason) for f in r.refusals])
+
+
+@pytest.mark.timeout(120)
+def test_out_of_turn_action_is_refused(tmp_path: Path) -> None:
+    done: list[int] = []
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == 1 and not done and t.step >= 5 and actors(t.state)[0] not in (1, -1):
+            done.append(t.step)
+            t.emit(ACTION_KIND, [t.step, encode(PassBid())])
+
+    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook), timeout=110)
+    assert done
+    # refused as out of turn, or as stale if the actor's move overtook it: never applied
+    _refused(results, 1, "out-of-turn", "past step")
+    _same_end(results)
+
+
+@pytest.mark.timeout(120)
+def test_illegal_action_is_refused_and_actor_decides_again(tmp_path: Path) -> None:
+    done: list[int] = []
+
+    def hook(t: Table, _a: Action) -> None:
+        if not done and t.state.phase == Phase.BID and actors(t.state) == (t.me,):
+            done.append(t.me)
+            t.emit(ACTION_KIND, [t.step, encode(Bid(1_000_000))])
+
+    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook), timeout=110)
+    assert done
+    _refused(results, done[0], "illegal action")
+    _same_end(results)
+
+
+@pytest.mark.timeout(120)
+def test_replayed_envelope_is_refused(tmp_path: Path) -> None:
+    done: list[int] = []
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == 2 and not done and t.step >= 8:
+            done.append(t.step)
+            t.transport.broadcast(ENV_TAG + t.log.entries[3].wire)
+
+    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook), timeout=110)
+    assert done
+    _refused(results, 2, "replayed envelope")
+    _same_end(results)
+
+
+LIAR = 1
+
+
+class LyingTable(Table):
+    """Seat LIAR claims every hidden good is of the Seller tile's colour (crypto catches it)."""
+
+    def hand(self) -> dict[int, int]:
+        real = super().hand()
+        if self.me != LIAR:
+            return real
+        t = self.state.tile
+        if self.state.phase == Phase.PERFORM and t is not None and t.kind == SELLER:
+            return {h: (c if h in self.state.known else t.colour) for h, c in real.items()}
+        return real
+
+
+class SellerSeeker:
+    """Takes Seller tiles and sells everything it may (with LyingTable's lies)."""
+
+    def __init__(self, seed: int) -> None:
+        self.inner = FrugalBot(seed)
+
+    def choose(self, view: PlayerView, legal: list[Action]) -> Action:
+        sells = [a for a in legal if isinstance(a, Sell)]
+        if sells:
+            return max(sells, key=lambda a: len(a.handles))
+        tiles = view.state.config.board.tileset.tiles
+        for a in legal:
+            if isinstance(a, TakeTile) and tiles[a.tile].kind == SELLER:
+                return a
+        return self.inner.choose(view, legal)
+
+
+@pytest.mark.timeout(160)
+def test_false_sell_claim_stops_the_table_naming_the_cheat(tmp_path: Path) -> None:
+    liar = LIAR
+    stopped: list[TableStopped] = []
+    for attempt in range(4):  # the deal is random: the liar may never hold a wrong colour
+        _peers, results = run(lambda a=attempt: play_tables(
+            tmp_path / str(a), 3, table_cls=LyingTable, agents={liar: SellerSeeker(a)}),
+            timeout=35)
+        stopped = [r for r in results if isinstance(r, TableStopped)]
+        if stopped:
+            break
+    if not stopped:
+        pytest.skip("the liar never held a good of another colour at a Seller")
+    assert len(stopped) == 3
+    for r in stopped:
+        assert r.culprit == liar and r.rule == "false-claim", r
+
+
+# --- tampered transcripts ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fair_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fair")
+    _peers, results = run(lambda: play_tables(root, 3, seed=11), timeout=110)
+    export = finished(results)[0].export
+    assert export is not None
+    return export
+
+
+def _rewrite(src: Path, dst: Path, wires: list[bytes]) -> Path:
+    g = read_export(src)
+    dst.write_bytes(encode_export(g.roster, g.params, g.game_id, g.lam, wires))
+    return dst
+
+
+def _sender_seq(wire: bytes) -> tuple[int, int]:
+    import msgpack
+
+    env = msgpack.unpackb(msgpack.unpackb(wire)[0])
+    return env[2], env[3]
+
+
+@pytest.mark.timeout(60)
+def test_fair_game_audits_fair(fair_game: Path) -> None:
+    report = audit_game(fair_game)
+    assert report.exit_code == EXIT_FAIR, str(report)
+
+
+@pytest.mark.timeout(60)
+def test_one_byte_changed(fair_game: Path, tmp_path: Path) -> None:
+    wires = read_export(fair_game).wires
+    i = len(wires) // 2
+    w = bytearray(wires[i])
+    w[len(w) // 2] ^= 0x01
+    wires[i] = bytes(w)
+    report = audit_game(_rewrite(fair_game, tmp_path / "t.silkroad", wires))
+    assert report.exit_code == EXIT_UNFAIR
+    assert report.violation is not None and report.violation.envelope == i, str(report)
+
+
+@pytest.mark.timeout(60)
+def test_one_envelope_removed(fair_game: Path, tmp_path: Path) -> None:
+    wires = read_export(fair_game).wires
+    i = len(wires) // 3
+    sender, _seq = _sender_seq(wires[i])
+    nxt = next(j for j in range(i + 1, len(wires)) if _sender_seq(wires[j])[0] == sender)
+    del wires[i]
+    report = audit_game(_rewrite(fair_game, tmp_path / "t.silkroad", wires))
+    assert report.exit_code == EXIT_UNFAIR
+    v = report.violation
+    assert v is not None and v.party == sender and v.rule == "out-of-order", str(report)
+    assert v.envelope == nxt - 1
+
+
+@pytest.mark.timeout(60)
+def test_envelopes_of_one_sender_reordered(fair_game: Path, tmp_path: Path) -> None:
+    wires = read_export(fair_game).wires
+    i = len(wires) // 4
+    sender, _seq = _sender_seq(wires[i])
+    j = next(k for k in range(i + 1, len(wires)) if _sender_seq(wires[k])[0] == sender)
+    wires[i], wires[j] = wires[j], wires[i]
+    report = audit_game(_rewrite(fair_game, tmp_path / "t.silkroad", wires))
+    v = report.violation
+    assert v is not None and v.party == sender and v.envelope == i, str(report)
+
+
+@pytest.mark.timeout(60)
+def test_truncated_game_is_not_fair(fair_game: Path, tmp_path: Path) -> None:
+    wires = read_export(fair_game).wires
+    report = audit_game(_rewrite(fair_game, tmp_path / "t.silkroad", wires[: len(wires) // 2]))
+    assert report.exit_code == EXIT_UNFAIR
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    p = tmp_path / "junk.silkroad"
+    p.write_bytes(b"\x00garbage")
+    assert audit_game(p).exit_code == EXIT_UNREADABLE
+    assert audit_game(tmp_path / "missing.silkroad").exit_code == EXIT_UNREADABLE
+
+
+@pytest.mark.timeout(120)
+def test_desync_stops_the_table_naming_the_odd_peer(tmp_path: Path) -> None:
+    """A peer whose state drifts (here: a corrupted money count) is named by everyone."""
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == 2 and t.step == 12:
+            t.state.money[0] += 1
+
+    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook), timeout=110)
+    for r in results:
+        assert isinstance(r, TableStopped) and r.rule == "desync" and r.culprit == 2, r
+    assert list(tmp_path.rglob("desync-step*")), "no state dump written"
+
+
+@pytest.mark.timeout(120)
+def test_silent_peer_is_named_and_the_table_abandons(tmp_path: Path) -> None:
+    """A peer that stops answering (its table crashed) blocks the table: it is named."""
+
+    class Crash(Exception):
+        pass
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == 0 and t.step == 10:
+            raise Crash
+
+    peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=3.0),
+                         timeout=110)
+    assert isinstance(results[0], Crash)
+    for r in results[1:]:
+        assert isinstance(r, TableStopped) and r.rule == "timeout" and r.culprit == 0, r
+    # the stored transcript audits up to where the table stopped: no violation, incomplete
+    report = audit_folder(peers[1].folder)
+    assert not report.fair and report.violation is not None
+    assert report.violation.rule in ("incomplete", "missing-message"), str(report)
+
+
+@pytest.mark.timeout(120)
+def test_garbage_never_crashes_a_peer(tmp_path: Path) -> None:
+    """Unsigned junk, truncated envelopes, bad sync requests and signed envelopes with
+    malformed non-crypto bodies are refused with reasons; the game still ends fair."""
+    import random
+
+    rng = random.Random(4)
+    sent: list[int] = []
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me != 1 or t.step % 7 or len(sent) > 6:
+            return
+        sent.append(t.step)
+        good = t.log.entries[-1].wire
+        for junk in (b"", b"E", b"E" + bytes(rng.randrange(256) for _ in range(40)),
+                     b"E" + good[: len(good) // 2], b"S\xc1", b"S" + encode(PassBid()),
+                     b"Z123", b"E" + good[:-1] + bytes([good[-1] ^ 1])):
+            t.transport.broadcast(junk)
+        t.emit(ACTION_KIND, ["not a step", b"\x00"])
+        t.emit(ACTION_KIND, [t.step, b"\xc1\xc1"])
+        t.emit("no-such-kind", [1, 2, 3])
+        t.emit("ack", ["bad"])
+
+    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook), timeout=110)
+    assert sent
+    res = finished(results)
+    for me in (0, 2):
+        reasons = " | ".join(f.reason for f in res[me].refusals if f.sender in (1, None))
+        for words in ("malformed envelope", "malformed sync", "unknown message tag",
+                      "malformed action", "unknown envelope kind", "malformed ack"):
+            assert words in reasons, (words, reasons[:2000])
+    _same_end(results)
