@@ -9,7 +9,8 @@ derived, never logged, so replaying the log reproduces them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn
 
 from engine.actions import (
     RESOLVER,
@@ -131,7 +132,7 @@ def _exchange_pairs(handle: int, give: int) -> tuple[ExchangePair, ...]:
     return out
 
 
-def _fail(rule: str, msg: str) -> None:
+def _fail(rule: str, msg: str) -> NoReturn:
     raise IllegalAction(rule, msg)
 
 
@@ -389,7 +390,7 @@ def apply(s: GameState, a: Action) -> None:
             "turn.phase",
             f"{type(a).__name__} is not an action of the {s.phase.name.lower()} step",
         )
-    handler(s, a)  # type: ignore[misc, operator]
+    handler(s, a)
     _auto(s)
 
 
@@ -840,7 +841,7 @@ def _on_final_reveal(s: GameState, a: FinalReveal) -> None:
     s.phase = PH_OVER
 
 
-_HANDLERS = {
+_HANDLERS: dict[tuple[int, type], Callable[[GameState, Any], None]] = {
     (PH_SEED, Seed): _on_seed,
     (PH_DEAL, Dealt): _on_dealt,
     (PH_BID, PassBid): _on_pass_bid,
@@ -912,4 +913,4 @@ def _auto(s: GameState) -> None:
         if isinstance(f, PassPawn):
             _pawn_to(s, f.to)
         else:
-            _HANDLERS[(s.phase, type(f))](s, f)  # type: ignore[operator]
+            _HANDLERS[(s.phase, type(f))](s, f)
