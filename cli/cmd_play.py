@@ -1,8 +1,9 @@
 """``silkroad play``: you against bots on this machine (or all bots with --headless).
 
-Until the p2p layer lands the table runs in-process (:class:`cli.local_session.LocalSession`);
-:func:`open_session` is the one place that chooses the session, so making every bot a
-real peer over loopback later changes only that function.
+By default every seat is a real peer over loopback (:class:`cli.net_session.NetSession`
+over :mod:`p2p.local_table`): own keys, mental-poker deal, signed transcript that
+``silkroad audit`` checks.  ``--local`` keeps the quick in-process table
+(:class:`cli.local_session.LocalSession`, a trusted dealer, a replayable seed).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def register(sub: Any) -> None:
         epilog="Examples:\n  silkroad play\n  silkroad play --bots 4 --seed 7 --name Ann\n"
         "  silkroad play --variant reverse --bot-kind random\n"
         "  silkroad play --headless --json --seed 3\n"
+        "  silkroad play --local --seed 7     (in-process, no crypto: quick)\n"
         "Keys at the table: digits pick a menu entry, or type a command (Tab completes);\n"
         "? or F1 shows the rules and keys; q quits.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -49,7 +51,8 @@ def register(sub: Any) -> None:
     p.add_argument("--bot-kind", choices=BOT_KINDS, default=None,
                    help="how the bots play (default: heuristic when available)")
     p.add_argument("--seed", type=int, default=None, metavar="S",
-                   help="dealer seed: the same seed deals the same game")
+                   help="seeds the bots; with --local also the dealer (same seed, same "
+                   "game). Real peers deal with a fresh shared coin every game.")
     p.add_argument("--variant", choices=("reverse",), default=None,
                    help="reverse: travel from Antioch to Chang'An")
     p.add_argument("--board", metavar="FILE", default=None, help="a board JSON file")
@@ -62,6 +65,15 @@ def register(sub: Any) -> None:
     p.add_argument("--headless", action="store_true",
                    help="no table: every seat is a bot; print the result")
     p.add_argument("--json", action="store_true", help="with --headless: one JSON object")
+    p.add_argument("--local", action="store_true",
+                   help="quick in-process table with a trusted dealer (no peers, no crypto)")
+    p.add_argument("--shuffle", choices=("audit", "verified"), default="verified",
+                   help="verified: every shuffle proven as it happens (default); audit: "
+                   "faster, shuffles checked by 'silkroad audit' after the game")
+    p.add_argument("--transcript", metavar="PATH", default=None,
+                   help="where to write the signed game transcript "
+                   "(default ./games/<time>-seed<S>.silkroad)")
+    p.add_argument("--verbose", action="store_true", help="show the network layer's log")
     p.set_defaults(func=run)
 
 
@@ -114,6 +126,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big") >> 1
     players = args.bots + 1
+    if not args.local:
+        if args.variant or args.board:
+            return _fail("--variant and --board need --local for now "
+                         "(the networked table plays the base board)")
+        return run_networked(args, kind, seed, players)
     if args.headless:
         seats = [SeatInfo(n, kind) for n in (*BOT_NAMES, "Yusuf")[:players]]
         me: int | None = None
@@ -199,6 +216,56 @@ def _headless(
     if save_path:
         print(f"Saved to {save_path}  (silkroad replay {save_path})")
     return EXIT_OK
+
+
+def _names(args: argparse.Namespace, players: int) -> tuple[list[str], int | None]:
+    if args.headless:
+        return list((*BOT_NAMES, "Yusuf")[:players]), None
+    return [_human_name(args.name), *BOT_NAMES[: players - 1]], 0
+
+
+def run_networked(args: argparse.Namespace, kind: str, seed: int, players: int) -> int:
+    """Every seat a real peer on 127.0.0.1; the transcript is copied to ``--transcript``."""
+    from cli.net_session import NetSession, local_runner, quiet_network_logs
+
+    quiet_network_logs(args.verbose)
+    names, me = _names(args, players)
+    kinds = ["human" if i == me else kind for i in range(players)]
+    seats = [SeatInfo(n, k) for n, k in zip(names, kinds, strict=True)]
+    target = Path(args.transcript or args.save or default_save_path(seed))
+    root = target.parent / "peers"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return _fail(f"cannot create {root}: {exc.strerror or exc}")
+    if me is None or args.headless:
+        pass
+    elif not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return _fail("the table needs a terminal; use --headless to let bots play it out")
+    t0 = time.perf_counter()
+
+    async def go() -> tuple[NetSession, str]:
+        session = NetSession(seats, me, local_runner(names, kind, seed, args.shuffle, root))
+        try:
+            if me is None:
+                await session.play_to_end()
+                return session, "over"
+            from cli.table_app import run_table
+
+            return session, await run_table(session)
+        finally:
+            await session.close()
+
+    try:
+        session, result = asyncio.run(go())
+    except BotUnavailable as exc:
+        return _fail(str(exc))
+    wall = time.perf_counter() - t0
+    from cli.net_report import finish_report
+
+    return finish_report(session, target, seed, wall, args.json if args.headless else False,
+                         headless=args.headless, quit_early=result == "quit",
+                         prog="silkroad play")
 
 
 def _interactive(

@@ -13,7 +13,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "replay",
         help="step forward and back through a saved game",
-        description="Open the replay viewer on a game record written by 'silkroad play'. "
+        description="Open the replay viewer on a game record: a network transcript (game.silkroad, "
+        "from play, host or join; it is audited first) or a 'silkroad play --local' record. "
         "Watch from any player's point of view (their hand visible, others hidden) or "
         "as the auditor, who sees every colour.",
         epilog="Examples:\n  silkroad replay games/20250101-120000-seed7.silkroad\n"
@@ -31,10 +32,13 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cli.replay_model import ReplayError, build_replay
+    from cli.replay_net import build_net_replay, is_network_transcript
 
     try:
-        game = load_game(args.path)
-        model = build_replay(game)
+        if is_network_transcript(args.path):
+            model = build_net_replay(args.path)  # audits it: the auditor view needs the keys
+        else:
+            model = build_replay(load_game(args.path))
     except (SaveFileError, ReplayError) as exc:
         print(f"silkroad replay: {exc}", file=sys.stderr)
         return 2

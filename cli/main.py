@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from cli import cmd_bench, cmd_play, cmd_replay, cmd_simulate
+from cli import cmd_audit, cmd_bench, cmd_net, cmd_play, cmd_replay, cmd_simulate
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -46,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"silkroad {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     cmd_play.register(sub)
+    cmd_net.register(sub)
+    cmd_audit.register(sub)
     cmd_replay.register(sub)
     cmd_simulate.register(sub)
     cmd_bench.register(sub)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,12 +62,17 @@ class LocalGameResult:
 
 
 async def make_local_setup(players: int, shuffle_mode: str, root: Path,
-                           ports: list[int] | None = None, lam: int = 40) -> list[LocalPeer]:
-    """Identities, started listeners, the roster and each peer's game folder."""
+                           ports: list[int] | None = None, lam: int = 40,
+                           names: list[str] | None = None) -> list[LocalPeer]:
+    """Identities, started listeners, the roster and each peer's game folder.
+
+    ``names`` (optional, one per seat) are the players' names in the roster (hashed into
+    the game id, shown by replay); the default is ``bot0``, ``bot1``…"""
     ids = [Identity.generate() for _ in range(players)]
     listeners = [await Listener(ids[i], host=LOOPBACK, port=(ports[i] if ports else 0)).start()
                  for i in range(players)]
-    roster = [RosterEntry(i, ids[i].public, LOOPBACK, listeners[i].port, f"bot{i}")
+    roster = [RosterEntry(i, ids[i].public, LOOPBACK, listeners[i].port,
+                          names[i] if names else f"bot{i}")
               for i in range(players)]
     params = GameParams(players, shuffle_mode=shuffle_mode)
     gid = compute_game_id(roster, params)
@@ -120,17 +126,21 @@ async def finish_peer(peer: LocalPeer, grace: float = 3.0) -> None:
 async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed: int = 0,
                          shuffle_mode: str = "audit", folder: str | Path = "games",
                          human: HumanDecider | None = None, *, lam: int = 40,
-                         audit: bool = True) -> LocalGameResult:
+                         audit: bool = True, names: list[str] | None = None,
+                         on_tables: Callable[[list[Table]], None] | None = None
+                         ) -> LocalGameResult:
     """Play one complete game among ``players`` local peers (seat 0 is ``human`` if given).
 
     ``bots`` is one bot kind for everyone or a list per seat (a kind such as "heuristic",
     or any object with ``choose(view, legal)``).  Returns scores, winners, each
     peer's final state hash (they must all be equal), wall time and the transcript path
-    (seat 0's ``game.silkroad``), audited when ``audit`` is true.
+    (seat 0's ``game.silkroad``), audited when ``audit`` is true.  ``names`` name the
+    seats in the roster; ``on_tables(tables)`` is called once every table is built and
+    before play starts, so a UI can watch seat 0's table (``on_step``, ``hand()``, mesh).
     """
     kinds: list[Any] = [bots] * players if isinstance(bots, str) else list(bots)
     t0 = time.perf_counter()
-    peers = await make_local_setup(players, shuffle_mode, Path(folder), lam=lam)
+    peers = await make_local_setup(players, shuffle_mode, Path(folder), lam=lam, names=names)
     tables = []
     for p in peers:
         kind = kinds[p.seat]
@@ -139,6 +149,8 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
         # ``Table.abandon`` instead
         tables.append(await start_peer(p, agent, human if p.seat == 0 else None, lam=lam,
                                        abandon_timeout=float("inf") if human else 60.0))
+    if on_tables is not None:
+        on_tables(tables)
     try:
         results = await asyncio.gather(*(t.run() for t in tables))
     finally:

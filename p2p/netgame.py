@@ -8,21 +8,25 @@ from its folder after a crash — the same code path :mod:`p2p.peer` uses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from .connection import Listener
 from .game import GameSetup
 from .identity import Identity
 from .local_table import LocalPeer, finish_peer, start_peer
-from .lockstep import Agent, HumanDecider, TableResult
+from .lockstep import Agent, HumanDecider, Table, TableResult
 from .store import GameStore, game_folder
 
 
 async def play_setup(setup: GameSetup, listener: Listener, root: str | Path,
                      agent: Agent | None = None, human: HumanDecider | None = None, *,
-                     lam: int = 40, abandon_timeout: float = 1800.0) -> TableResult:
+                     lam: int = 40, abandon_timeout: float = 1800.0,
+                     on_table: Callable[[Table], None] | None = None) -> TableResult:
     """Play the game agreed in the lobby; returns our :class:`TableResult` (with the
-    ``game.silkroad`` export path).  Raises :class:`p2p.lockstep.TableStopped` on a cheat,
+    ``game.silkroad`` export path).  ``on_table(table)`` is called before play starts so a
+    UI can follow the table (``on_step``, ``hand()``, ``waiting_for()``, the mesh).
+    Raises :class:`p2p.lockstep.TableStopped` on a cheat,
     a desync or a peer that never came back."""
     folder = game_folder(root, setup.game_id)
     store = GameStore(folder)
@@ -31,6 +35,8 @@ async def play_setup(setup: GameSetup, listener: Listener, root: str | Path,
     peer = LocalPeer(setup.my_seat, listener.identity, listener, list(setup.roster),
                      setup.params, setup.game_id, folder)
     table = await start_peer(peer, agent, human, abandon_timeout=abandon_timeout)
+    if on_table is not None:
+        on_table(table)
     try:
         return await table.run()
     finally:
@@ -39,8 +45,10 @@ async def play_setup(setup: GameSetup, listener: Listener, root: str | Path,
 
 async def resume_folder(folder: str | Path, agent: Agent | None = None,
                         human: HumanDecider | None = None, *,
-                        abandon_timeout: float = 1800.0) -> TableResult:
-    """Restart a crashed peer from its game folder (same address, same key) and finish."""
+                        abandon_timeout: float = 1800.0,
+                        on_table: Callable[[Table], None] | None = None) -> TableResult:
+    """Restart a crashed peer from its game folder (same address, same key) and finish
+    (``on_table`` as in :func:`play_setup`)."""
     store = GameStore(folder)
     roster, params, seat, game_id = store.load_meta()
     identity = Identity.from_bytes(store.load_secrets().identity_seed)
@@ -48,6 +56,8 @@ async def resume_folder(folder: str | Path, agent: Agent | None = None,
     listener = await Listener(identity, host=entry.host, port=entry.port).start()
     peer = LocalPeer(seat, identity, listener, roster, params, game_id, Path(folder))
     table = await start_peer(peer, agent, human, abandon_timeout=abandon_timeout)
+    if on_table is not None:
+        on_table(table)
     try:
         return await table.run()
     finally:

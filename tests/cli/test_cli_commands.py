@@ -22,7 +22,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_headless_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     save = tmp_path / "g.silkroad"
-    assert main(["play", "--headless", "--json", "--seed", "3", "--save", str(save)]) == 0
+    assert main(["play", "--local", "--headless", "--json", "--seed", "3",
+                 "--save", str(save)]) == 0
     out = json.loads(capsys.readouterr().out)
     for key in ("seed", "players", "names", "scores", "winners", "wall_time_s", "save"):
         assert key in out
@@ -39,11 +40,13 @@ def test_headless_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 def test_headless_text_and_same_seed_same_game(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["play", "--headless", "--seed", "5", "--bots", "2", "--bot-kind", "random",
+    assert main(["play", "--local", "--headless", "--seed", "5", "--bots", "2",
+                 "--bot-kind", "random",
                  "--no-save"]) == 0
     first = capsys.readouterr().out
     assert "★ winner" in first and "3 players" in first
-    assert main(["play", "--headless", "--seed", "5", "--bots", "2", "--bot-kind", "random",
+    assert main(["play", "--local", "--headless", "--seed", "5", "--bots", "2",
+                 "--bot-kind", "random",
                  "--no-save"]) == 0
     second = capsys.readouterr().out
     strip = [line for line in first.splitlines()[1:]]
@@ -53,7 +56,7 @@ def test_headless_text_and_same_seed_same_game(tmp_path: Path,
 def test_replay_steps_views_and_truncated_record(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     save = tmp_path / "g.silkroad"
-    assert main(["play", "--headless", "--seed", "4", "--save", str(save)]) == 0
+    assert main(["play", "--local", "--headless", "--seed", "4", "--save", str(save)]) == 0
     capsys.readouterr()
     assert main(["replay", str(save), "--summary", "--as", "1"]) == 0
     text = capsys.readouterr().out
@@ -86,7 +89,8 @@ def test_replay_steps_views_and_truncated_record(tmp_path: Path,
     [
         (["play", "--bots", "9"], "--bots must be 2..5"),
         (["play", "--json"], "--json needs --headless"),
-        (["play", "--board", "/nonexistent/board.json", "--headless"], "cannot read board"),
+        (["play", "--local", "--board", "/nonexistent/board.json",
+          "--headless"], "cannot read board"),
         (["replay", "/nonexistent.silkroad"], "cannot read"),
         (["replay", __file__], "not a silkroad game record"),
         (["play", "--variant", "sideways"], "invalid choice"),

@@ -47,7 +47,7 @@ def test_play_in_a_real_terminal(tmux: tuple[list[str], str], tmp_path: Path) ->
     cmd = f"{exe}" if exe else f"{sys.executable} -m cli.main"
     done = tmp_path / "exit-code"
     save = tmp_path / "game.silkroad"
-    shell = (f"cd {tmp_path} && {cmd} play --seed 1 --name Ann --delay 0 --save {save}; "
+    shell = (f"cd {tmp_path} && {cmd} play --local --seed 1 --name Ann --delay 0 --save {save}; "
              f"echo $? > {done}; sleep 30")
     env = {**os.environ, "TERM": "xterm-256color"}
     subprocess.run([*base, "new-session", "-d", "-s", "t", "-x", "80", "-y", "24", shell],

@@ -1,0 +1,106 @@
+"""What ``play``, ``host`` and ``join`` print after a networked game, and their exit codes.
+
+Shared so the three commands agree: the transcript is copied where the user asked, a
+headless run audits it (the verdict is part of the result a script reads), and a table
+that stopped names the culprit on stderr with exit code 1.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from cli.net_session import NetSession
+from engine.colours import COLOURS
+from engine.game import score_table, winners
+
+EXIT_OK, EXIT_FAIL = 0, 1
+
+
+def verdict_of(code: int) -> str:
+    return {0: "fair", 1: "unfair"}.get(code, "unreadable")
+
+
+def audit_summary(path: Path) -> dict[str, Any]:
+    """Audit a transcript (signatures, proofs, engine replay) and summarise it for JSON."""
+    from p2p.game_audit import audit_game, summary
+
+    report = audit_game(path)
+    out = summary(report)
+    out["verdict"] = verdict_of(report.exit_code)
+    return out
+
+
+def finish_report(session: NetSession, target: Path, seed: int | None, wall: float,
+                  as_json: bool, *, headless: bool, quit_early: bool, prog: str) -> int:
+    """Copy the transcript, audit it when headless, print the result; return the exit code."""
+    problem = None
+    if session.stopped is not None:
+        problem = session.describe_stop(session.stopped)
+    elif session.error is not None:
+        problem = session.error
+    outcome = session.outcome
+    copied: Path | None = None
+    if outcome is not None and outcome.transcript is not None and outcome.transcript.exists():
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(outcome.transcript, target)
+            copied = target
+        except OSError as exc:
+            print(f"{prog}: cannot write the transcript {target}: {exc.strerror or exc}; "
+                  f"it is still at {outcome.transcript}", file=sys.stderr)
+            copied = outcome.transcript
+    if problem is not None:
+        print(f"{prog}: {problem}", file=sys.stderr)
+        if session.table is not None and session.table.store is not None:
+            print(f"{prog}: this seat's record is in {session.table.store.folder} "
+                  f"(resume with: silkroad join --resume {session.table.store.folder})",
+                  file=sys.stderr)
+        return EXIT_FAIL
+    s = session.state
+    if s.final is None:
+        if quit_early:
+            print("You left the table before the end.")
+            return EXIT_OK
+        print(f"{prog}: the game stopped before the end", file=sys.stderr)
+        return EXIT_FAIL
+    names = session.names
+    table = score_table(s)
+    win = winners(s)
+    audit = audit_summary(copied) if (headless and copied is not None) else None
+    if as_json:
+        out = {
+            "seed": seed,
+            "players": s.players,
+            "names": names,
+            "kinds": [x.kind for x in session.seats],
+            "seat": session.seat,
+            "scores": [
+                {"seat": ln.seat, "name": names[ln.seat], "total": ln.total, "money": ln.money,
+                 "goods": ln.goods, "per_colour": dict(zip(COLOURS, ln.per_colour, strict=True)),
+                 "majorities": [COLOURS[c] for c in ln.majorities]}
+                for ln in table
+            ],
+            "winners": [names[p] for p in win],
+            "wall_time_s": round(wall, 3),
+            "transcript": str(copied) if copied else None,
+            "audit": audit,
+            "verdict": audit["verdict"] if audit else None,
+        }
+        print(json.dumps(out))
+        return EXIT_OK if audit is None or audit["exit_code"] == 0 else EXIT_FAIL
+    if headless:
+        print(f"{s.players} peers · {wall:.1f} s")
+        for ln in sorted(table, key=lambda x: -x.total):
+            star = "  ★ winner" if ln.seat in win else ""
+            print(f"  {names[ln.seat]:<8} {ln.total:>4}  (money {ln.money}, goods {ln.goods})"
+                  f"{star}")
+    if copied is not None:
+        print(f"Transcript: {copied}  (silkroad audit {copied} · silkroad replay {copied})")
+    if audit is not None:
+        print(f"Audit: {audit['text']}")
+        return EXIT_OK if audit["exit_code"] == 0 else EXIT_FAIL
+    return EXIT_OK

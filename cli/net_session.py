@@ -1,0 +1,343 @@
+"""NetSession: the table UI's :class:`cli.session.TableSession` over a real p2p table.
+
+The human's seat is one real peer (:class:`p2p.lockstep.Table`) with its own keys; the
+other seats are other peers — bot peers in this process for ``silkroad play``, people on
+the LAN for ``host``/``join``.  The session never sees anybody else's goods: the view is
+the peer's own engine state plus the colours its own ledger decrypted (``Table.hand()``).
+
+How it hooks in without touching the lockstep loop:
+
+* a *runner* coroutine plays the game (:func:`local_runner` for ``play``, or
+  :func:`p2p.netgame.play_setup` / ``resume_folder`` for a LAN table) and calls
+  ``attach(table)`` once the table is built; we then set ``table.on_step`` to narrate;
+* the table asks its ``human`` decider for our moves: :meth:`_decide` parks a future that
+  :meth:`submit` resolves, after checking the move is legal;
+* a small poller reads what the table exposes (the crypto op in progress, each link's
+  ``up`` flag) to show "shuffling the bag 3/6" and disconnect banners.  Polling keeps
+  the network layer free of UI callbacks and costs nothing measurable at 8 Hz.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cli.narrate import Narrator
+from cli.session import Event, GameOver, PeerLink, SeatInfo, SessionError, StateChanged, Status
+from engine.actions import RESOLVER, Action
+from engine.errors import IllegalAction
+from engine.game import new_game
+from engine.rules import actors, apply, is_simultaneous
+from engine.state import GameState, Phase, make_config
+from engine.view import PlayerView
+from p2p.lockstep import HumanDecider, Table, TableStopped
+
+POLL = 0.12
+"""Seconds between looks at the table's crypto progress and links."""
+
+Attach = Callable[[Table], None]
+Runner = Callable[[HumanDecider | None, Attach], Awaitable["RunOutcome"]]
+
+
+@dataclass
+class RunOutcome:
+    """What a runner hands back: our table's export (the self-contained transcript)."""
+
+    transcript: Path | None
+    wall_time: float = 0.0
+
+
+RULE_TEXT = {
+    "desync": "its game state differs from ours (desync)",
+    "timeout": "it stopped answering (timeout)",
+    "abandoned": "the table was abandoned while waiting for it",
+    "false-claim": "it claimed goods it does not hold (cheating)",
+    "equivocation": "it sent two different messages for the same slot (cheating)",
+}
+
+
+def quiet_network_logs(verbose: bool = False) -> None:
+    """Keep the p2p and crypto loggers off the terminal: a full-screen UI or a JSON line on
+    stdout must not be interleaved with "seat 2 down" warnings.  ``verbose`` restores them."""
+    for name in ("p2p", "crypto"):
+        lg = logging.getLogger(name)
+        lg.propagate = verbose
+        if not verbose and not any(isinstance(h, logging.NullHandler) for h in lg.handlers):
+            lg.addHandler(logging.NullHandler())
+
+
+class NetSession:
+    """One seat of a networked table. ``seat`` is ours (None: we only watch seat 0's peer)."""
+
+    def __init__(
+        self,
+        seats: Sequence[SeatInfo],
+        seat: int | None,
+        runner: Runner,
+        *,
+        words: Sequence[str] | None = None,
+    ) -> None:
+        self.seats = list(seats)
+        self.seat = seat
+        self.runner = runner
+        self._words = tuple(words) if words else None
+        self.table: Table | None = None
+        state = new_game(make_config(len(self.seats)))
+        self._state: GameState = state
+        self._hand: dict[int, int] = {}
+        self.narrator = Narrator(self.names, viewer=seat)
+        self.history: list[str] = []
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._pending: tuple[list[Action], asyncio.Future[Action]] | None = None
+        self._chose_vizier = False
+        self._task: asyncio.Task[None] | None = None
+        self._poller: asyncio.Task[None] | None = None
+        self._status: str | None = None
+        self._links: dict[int, bool] = {}
+        self._closed = False
+        self.outcome: RunOutcome | None = None
+        self.stopped: TableStopped | None = None
+        self.error: str | None = None
+        self.finished = asyncio.Event()
+
+    # --- TableSession --------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.seats]
+
+    @property
+    def auth_words(self) -> tuple[str, ...] | None:
+        return self._words
+
+    @property
+    def state(self) -> GameState:
+        """The last state we narrated (a copy: the live one changes under crypto ops)."""
+        return self._state
+
+    def view(self) -> PlayerView:
+        return PlayerView(self._state, self.seat if self.seat is not None else 0,
+                          dict(self._hand) if self.seat is not None else {})
+
+    def legal(self) -> list[Action]:
+        if self._pending is None or self._pending[1].done():
+            return []
+        return list(self._pending[0])
+
+    def waiting_for(self) -> tuple[int, ...]:
+        acts = tuple(p for p in actors(self._state) if p != RESOLVER)
+        if self._chose_vizier or (self._pending is None and is_simultaneous(self._state)):
+            acts = tuple(p for p in acts if p != self.seat)
+        return acts
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def play_to_end(self) -> None:
+        """Run in the caller's task (headless) until the game ends or stops."""
+        await self.start()
+        assert self._task is not None
+        await asyncio.shield(self._task)
+
+    async def submit(self, action: Action) -> None:
+        if self.seat is None:
+            raise IllegalAction("turn.spectator", "you are watching, not playing")
+        if self._state.phase == Phase.OVER:
+            raise IllegalAction("game.over", "the game is over")
+        if self.stopped is not None or self.error is not None:
+            raise IllegalAction("table.stopped", "the table has stopped; press q to leave")
+        pending = self._pending
+        if pending is None or pending[1].done():
+            who = ", ".join(self.names[p] for p in self.waiting_for()) or "the table"
+            if self._chose_vizier:
+                raise IllegalAction("vizier.reveal", "you already chose what to show")
+            raise IllegalAction("turn.wait", f"it is not your turn (waiting for {who})")
+        legal, fut = pending
+        if action not in legal:
+            trial = self._state.copy()
+            try:
+                apply(trial, action)
+            except IllegalAction:
+                raise
+            raise IllegalAction("claim", "you do not hold those goods; choose from the menu")
+        if is_simultaneous(self._state):
+            self._chose_vizier = True
+            self._emit(Status("You chose. Waiting for the others to reveal…"))
+        fut.set_result(action)
+
+    async def events(self) -> AsyncIterator[Event]:  # type: ignore[override]
+        while True:
+            ev = await self._queue.get()
+            if ev is None:
+                return
+            yield ev
+
+    async def close(self) -> None:
+        """Leave the table: stop our peer (the others see us go) and end the event stream."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._pending is not None and not self._pending[1].done():
+            self._pending[1].cancel()
+        for task in (self._task, self._poller):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        self._queue.put_nowait(None)
+
+    # --- wiring to the table ---------------------------------------------------------------
+    def _emit(self, ev: Event) -> None:
+        self._queue.put_nowait(ev)
+
+    def attach(self, table: Table) -> None:
+        """Called by the runner once our table exists (before it plays a step)."""
+        self.table = table
+        table.on_step = self._on_step
+        self._state = table.state.copy()
+        self._hand = table.hand() if self.seat is not None else {}
+        if self._poller is None:
+            self._poller = asyncio.get_running_loop().create_task(self._poll())
+
+    def _on_step(self, table: Table, a: Action) -> None:
+        before, hb = self._state, self._hand
+        after = table.state.copy()
+        ha = table.hand() if self.seat is not None else {}
+        try:
+            lines = self.narrator.tell(before, a, after, hb if self.seat is not None else None,
+                                       ha if self.seat is not None else None)
+        except Exception:  # narration must never stop the game
+            lines = []
+        self._state, self._hand = after, ha
+        self._chose_vizier = False
+        if self._status is not None and after.phase not in (Phase.SEED, Phase.DEAL):
+            self._set_status(None)
+        elif self._status and self._status.startswith("You chose"):
+            self._set_status(None)
+        self.history.extend(lines)
+        self._emit(StateChanged(tuple(lines)))
+
+    async def _decide(self, view: PlayerView, legal: list[Action]) -> Action:
+        """The table's ``human`` decider: wait for :meth:`submit` (any time may pass)."""
+        fut: asyncio.Future[Action] = asyncio.get_running_loop().create_future()
+        self._state = view.state.copy()
+        self._hand = dict(view.hand)
+        self._pending = (list(legal), fut)
+        self._emit(StateChanged(()))  # the menu changes: let the UI redraw
+        try:
+            return await fut
+        finally:
+            self._pending = None
+
+    def _set_status(self, text: str | None, done: int | None = None,
+                    total: int | None = None) -> None:
+        key = f"{text}|{done}|{total}" if text else None
+        if key == self._status:
+            return
+        self._status = key
+        self._emit(Status(text, done, total))
+
+    async def _poll(self) -> None:
+        """Progress of the long crypto ops and the links to the other peers."""
+        while True:
+            table = self.table
+            if table is not None:
+                self._progress(table)
+                self._watch_links(table)
+            await asyncio.sleep(POLL)
+
+    def _progress(self, table: Table) -> None:
+        op: Any = getattr(table.session, "current", None)
+        if op is None:
+            return
+        n = table.n
+        if op.name in ("deal", "reshuffle_bag"):
+            done = min(int(getattr(op, "_cur", 0)), n)
+            if done < n:
+                self._set_status("Shuffling the bag", done, n)
+            else:
+                self._set_status("Dealing the goods…")
+        elif op.name == "coinflip" and table.state.phase == Phase.SEED:
+            self._set_status("Flipping a shared coin to lay out the tiles…")
+        elif op.name == "keys":
+            self._set_status("Exchanging keys with every peer…")
+
+    def _watch_links(self, table: Table) -> None:
+        stats = getattr(table.transport, "stats", None)
+        if stats is None:
+            return
+        try:
+            now = {int(s): bool(v.get("up")) for s, v in stats().items()}
+        except Exception:
+            return
+        for s, up in sorted(now.items()):
+            was = self._links.get(s)
+            if was is None:
+                if up:
+                    self._links[s] = True  # first seen up: no banner for the initial connect
+                continue
+            if up != was:
+                self._links[s] = up
+                self._emit(PeerLink(s, self.names[s], up))
+
+    async def _run(self) -> None:
+        human = self._decide if self.seat is not None else None
+        try:
+            self.outcome = await self.runner(human, self.attach)
+        except asyncio.CancelledError:
+            raise
+        except TableStopped as exc:
+            self.stopped = exc
+            self._set_status(None)
+            self._emit(SessionError(self.describe_stop(exc), fatal=True))
+        except Exception as exc:  # the network or a peer failed: say so, never a traceback
+            self.error = f"the game stopped: {exc}" if str(exc) else \
+                f"the game stopped: {type(exc).__name__}"
+            self._set_status(None)
+            self._emit(SessionError(self.error, fatal=True))
+        else:
+            if self.table is not None:
+                self._state = self.table.state.copy()
+            self._set_status(None)
+            if self._state.final is not None:
+                self._emit(GameOver())
+            else:
+                self.error = "the game ended before the final reveal"
+                self._emit(SessionError(self.error, fatal=True))
+        finally:
+            if self._poller is not None:
+                self._poller.cancel()
+            self.finished.set()
+
+    def describe_stop(self, exc: TableStopped) -> str:
+        """One line naming the culprit, e.g. "The table stopped: Omar (seat 3) — it stopped
+        answering (timeout)"."""
+        who = "a peer"
+        if exc.culprit is not None and 0 <= exc.culprit < len(self.seats):
+            who = f"{self.names[exc.culprit]} (seat {exc.culprit})"
+        why = RULE_TEXT.get(exc.rule, f"{exc.rule}: {exc.detail}"[:120])
+        return f"The table stopped: {who} — {why}"
+
+
+def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: str,
+                 root: str | Path, lam: int = 40) -> Runner:
+    """``silkroad play``: every seat a real peer on 127.0.0.1 in this process.
+
+    Seat 0 is the human when the session has a seat (its table asks the session), the other
+    seats are bot peers; each peer has its own identity, listener, keys and game folder under
+    ``root`` and they only talk over TCP, exactly as on a LAN.
+    """
+    from p2p.local_table import run_local_game
+
+    async def run(human: HumanDecider | None, attach: Attach) -> RunOutcome:
+        res = await run_local_game(len(names), bot_kind, seed, shuffle_mode, root, human,
+                                   lam=lam, audit=False, names=list(names),
+                                   on_tables=lambda tables: attach(tables[0]))
+        return RunOutcome(res.transcript, res.wall_time)
+
+    return run

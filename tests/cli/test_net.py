@@ -1,0 +1,214 @@
+"""Networked play from the CLI: NetSession through the real table UI against bot peers,
+``play`` with real peers, ``tables``/``host``/``join`` over 127.0.0.1, ``audit`` exit
+codes and ``replay`` of a network transcript.  Every peer is real (own keys, TCP on
+127.0.0.1); the shuffle mode is ``audit`` for speed (the proofs are checked afterwards).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.input import create_pipe_input
+
+from cli.main import main
+from cli.net_session import NetSession, local_runner
+from cli.replay_app import ReplayApp
+from cli.replay_net import build_net_replay
+from cli.session import SeatInfo
+from cli.table_app import KEYS, TableApp
+from engine.rng import DetRng
+from engine.state import Phase
+from tests.cli.helpers import Output80x24, screen_text, until
+
+NAMES = ["Ann", "Marco", "Leyla"]
+
+
+async def _keystroke_game(root: Path) -> tuple[NetSession, TableApp, list[str], bool]:
+    with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
+        seats = [SeatInfo(n, "human" if i == 0 else "heuristic") for i, n in enumerate(NAMES)]
+        session = NetSession(seats, 0, local_runner(NAMES, "heuristic", 5, "audit", root))
+        app = TableApp(session)
+        task = asyncio.create_task(app.run())
+        rng = DetRng(b"net", b"keys")
+        progress_seen = False
+        first_screen: list[str] = []
+        turn = 0
+        while True:
+            await until(lambda: session.finished.is_set() or bool(session.legal()), 60)
+            if app.status is not None and "Shuffling" in (app.status.text or ""):
+                progress_seen = True
+            if session.finished.is_set():
+                break
+            if not first_screen:
+                first_screen = screen_text(app)
+            parser = app.parser()
+            assert parser is not None
+            choices = [c for c in parser.choices if c.group is None] or parser.choices
+            choice = choices[rng.below(len(choices))]
+            entries = app.entries()
+            turn += 1
+            n0 = len(session.history)
+            idx = next((i for i, e in enumerate(entries) if e.choice == choice), None)
+            if turn % 2 and idx is not None and idx < len(KEYS):
+                inp.send_text(KEYS[idx])
+            else:
+                inp.send_text(choice.command + "\r")
+            await until(lambda n0=n0: len(session.history) > n0 or bool(app.error)
+                        or session.finished.is_set() or not session.legal(), 30)
+            assert not app.error, app.error
+        await until(lambda: app.over or app.fatal is not None, 10)
+        assert app.fatal is None, app.fatal
+        inp.send_text("q")
+        assert await asyncio.wait_for(task, 5) == "over"
+        await session.close()
+        return session, app, first_screen, progress_seen
+
+
+@pytest.fixture(scope="module")
+def net_game(tmp_path_factory: pytest.TempPathFactory) -> tuple[NetSession, TableApp, list[str],
+                                                                Path]:
+    root = tmp_path_factory.mktemp("net")
+    session, app, screen, _progress = asyncio.run(
+        asyncio.wait_for(_keystroke_game(root / "peers"), 90))
+    assert session.outcome is not None and session.outcome.transcript is not None
+    return session, app, screen, session.outcome.transcript
+
+
+@pytest.mark.timeout(120)
+def test_keystroke_game_over_real_peers_audits_fair(
+        net_game: tuple[NetSession, TableApp, list[str], Path],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    session, app, screen, transcript = net_game
+    assert session.state.phase == Phase.OVER and session.state.final is not None
+    assert any("win" in line for line in app.log[-3:])
+    assert "SILK ROAD" in screen[0] and len(screen) <= 24
+    assert main(["audit", str(transcript), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "fair" and out["steps"] > 50
+
+
+@pytest.mark.timeout(30)
+def test_audit_exit_codes(net_game: tuple[NetSession, TableApp, list[str], Path],
+                          tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    transcript = net_game[3]
+    bad = tmp_path / "tampered.silkroad"
+    data = bytearray(transcript.read_bytes())
+    data[-5] ^= 1  # one bit of the last envelope's signature
+    bad.write_bytes(bytes(data))
+    assert main(["audit", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("UNFAIR:") and "signature" in out
+    garbage = tmp_path / "garbage.silkroad"
+    garbage.write_bytes(b"\x00not a transcript\xff" * 10)
+    assert main(["audit", str(garbage)]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert main(["audit", str(tmp_path / "missing.silkroad"), "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["verdict"] == "unreadable"
+
+
+@pytest.mark.timeout(60)
+def test_replay_of_a_network_transcript(net_game: tuple[NetSession, TableApp, list[str], Path],
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    session, _app, _screen, transcript = net_game
+    model = build_net_replay(transcript)
+    assert model.complete and model.names == NAMES
+    assert model.states[-1].hash() == session.state.hash()
+    mid = len(model) // 2
+    mine, everything = model.hand(mid, 0), model.hand(mid, None)
+    assert set(mine) == set(model.states[mid].goods[0]) and set(mine) <= set(everything)
+    assert len(everything) > len(mine)  # the auditor sees the bag and the others' goods
+    app = ReplayApp(model, viewer=1)
+    app.go(mid)
+    assert app._view().hand == model.hand(mid, 1)
+    app.set_viewer(None)
+    assert main(["replay", str(transcript), "--summary", "--as", "Ann"]) == 0
+    assert "win" in capsys.readouterr().out
+
+
+@pytest.mark.timeout(60)
+def test_play_headless_json_with_real_peers(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "g.silkroad"
+    assert main(["play", "--headless", "--json", "--bots", "2", "--shuffle", "audit",
+                 "--seed", "2", "--transcript", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("scores", "winners", "wall_time_s", "transcript", "verdict", "audit"):
+        assert key in out, key
+    assert out["verdict"] == "fair" and out["transcript"] == str(path) and path.exists()
+    assert set(out["winners"]) <= set(out["names"]) and out["players"] == 3
+
+
+# --- LAN commands in subprocesses ---------------------------------------------------------------
+def _silkroad(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", "cli.main", *args], cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+
+def _first_line(proc: subprocess.Popen[str], timeout: float = 15.0) -> dict[str, object]:
+    assert proc.stdout is not None
+    end = time.monotonic() + timeout
+    line = proc.stdout.readline()
+    assert line, (proc.stderr.read() if proc.stderr else "") or "no output"
+    assert time.monotonic() < end
+    return dict(json.loads(line))
+
+
+@pytest.fixture
+def host_proc(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict[str, object]]]:
+    root = Path(__file__).resolve().parents[2]
+    proc = _silkroad("host", "--table", "Test tea", "--seats", "3", "--code", "silk 7",
+                     "--bots", "1", "--interface", "127.0.0.1", "--headless", "--json",
+                     "--shuffle", "audit", "--folder", str(tmp_path / "hp"),
+                     "--transcript", str(tmp_path / "host.silkroad"), "--timeout", "40",
+                     cwd=root)
+    try:
+        yield proc, _first_line(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(5)
+
+
+@pytest.mark.timeout(90)
+def test_tables_host_and_join_with_a_code(
+        host_proc: tuple[subprocess.Popen[str], dict[str, object]], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    proc, opened = host_proc
+    assert opened["event"] == "open" and opened["code_required"] is True
+    port = opened["port"]
+    # the table is visible on the LAN (mDNS on 127.0.0.1)
+    assert main(["tables", "--interface", "127.0.0.1", "--timeout", "4", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    mine = [r for r in rows if r["name"] == "Test tea"]
+    assert mine and mine[0]["port"] == port and mine[0]["code_required"] is True
+    assert mine[0]["seats_total"] == 3 and mine[0]["phase"] == "lobby"
+    root = Path(__file__).resolve().parents[2]
+    common = ["--interface", "127.0.0.1", "--headless", "--json", "--timeout", "40"]
+    wrong = _silkroad("join", f"127.0.0.1:{port}", "--code", "nope", *common, cwd=root)
+    _out, err = wrong.communicate(timeout=20)
+    assert wrong.returncode == 1 and "wrong or missing join code" in err
+    assert "Traceback" not in err
+    joiner = _silkroad("join", f"127.0.0.1:{port}", "--code", "SILK-7", "--name", "Bea",
+                       "--folder", str(tmp_path / "jp"), "--transcript",
+                       str(tmp_path / "join.silkroad"), *common, cwd=root)
+    jout, jerr = joiner.communicate(timeout=70)
+    hout, herr = proc.communicate(timeout=30)
+    assert joiner.returncode == 0, jerr
+    assert proc.returncode == 0, herr
+    jlines = [json.loads(x) for x in jout.splitlines()]
+    hlines = [json.loads(x) for x in hout.splitlines()]
+    assert jlines[0]["event"] == "seated" and jlines[0]["seat"] == 2
+    assert jlines[0]["words"] == next(x for x in hlines if x.get("event") == "seated")["words"]
+    assert jlines[-1]["verdict"] == "fair" and hlines[-1]["verdict"] == "fair"
+    assert jlines[-1]["scores"] == hlines[-1]["scores"]
+    assert "Bea" in jlines[-1]["names"]
