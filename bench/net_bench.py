@@ -41,9 +41,25 @@ def _pct(values: list[float], q: float) -> float:
     return v[min(len(v) - 1, int(q * len(v)))]
 
 
-def summarise(step_times: list[tuple[str, float, int, int]]) -> dict[str, Any]:
-    """Latency figures (ms) for plain steps and per crypto-backed kind."""
-    plain = [dt * 1000 for _kind, dt, ops, _actor in step_times if ops == 0]
+def move_latencies(step_times: list[tuple[str, float, int, int]], applied: list[list[float]],
+                   decided: list[dict[int, float]]) -> list[float]:
+    """Per plain move (no crypto op): seconds from the actor's decision until the *last*
+    peer applied it (acks are checked as they arrive and no longer block the next step, so
+    this — not one peer's loop time — is the latency players see)."""
+    out = []
+    for k, (_kind, _dt, ops, actor) in enumerate(step_times):
+        if ops or actor < 0 or k not in decided[actor]:
+            continue
+        if all(k < len(a) for a in applied):
+            out.append(max(a[k] for a in applied) - decided[actor][k])
+    return out
+
+
+def summarise(step_times: list[tuple[str, float, int, int]],
+              moves: list[float] | None = None) -> dict[str, Any]:
+    """Latency figures (ms) for plain moves and per crypto-backed kind."""
+    plain = ([dt * 1000 for dt in moves] if moves is not None else
+             [dt * 1000 for _kind, dt, ops, _actor in step_times if ops == 0])
     crypto: dict[str, list[float]] = {}
     for kind, dt, ops, _actor in step_times:
         if ops:
@@ -75,7 +91,9 @@ async def bench_game(players: int, mode: str, bot: str, seed: int, lam: int) -> 
             "same_hash": len(set(r.state_hashes)) == 1,
             "audit_fair": report.fair,
             "audit_s": round(audit_s, 2),
-            **summarise(r.step_times),
+            **summarise(r.step_times, move_latencies(
+                r.step_times, [x.applied_at for x in r.results],
+                [x.decided_at for x in r.results])),
         }
 
 
@@ -120,8 +138,40 @@ def bench_processes(players: int, mode: str, bot: str, seed: int, lam: int) -> d
             "wall_s": round(wall, 2), "target_s": TARGETS.get(players),
             "steps": done[0]["steps"], "transcript_bytes": export.stat().st_size,
             "same_hash": len({d["hash"] for d in done}) == 1, "audit_fair": report.fair,
-            **summarise(merged),  # type: ignore[arg-type]
+            **summarise(merged, move_latencies(  # type: ignore[arg-type]
+                merged, [d["applied"] for d in done],  # type: ignore[arg-type]
+                [{k: t for k, t in d["decided"]} for d in done])),
         }
+
+
+async def bench_fuzz(count: int, seed: int) -> dict[str, Any]:
+    """Feed ``count`` mutated envelopes to a live 3-peer table mid-game (see p2p.fuzz)."""
+    from engine.bots import make_bot
+    from p2p.fuzz import fuzz_table
+    from p2p.local_table import finish_peer, make_local_setup, start_peer
+
+    with tempfile.TemporaryDirectory() as root:
+        peers = await make_local_setup(3, "audit", Path(root), lam=8)
+        tables = [await start_peer(p, make_bot("heuristic", seed * 10 + p.seat), lam=8)
+                  for p in peers]
+        out: dict[str, Any] = {}
+
+        def hook(t: Any, _a: Any) -> None:
+            if t.me == 1 and t.step == 12 and not out:
+                out.update(fuzz_table(tables[0], t, count, seed))
+
+        for t in tables:
+            t.on_step = hook
+        try:
+            results = await asyncio.gather(*(t.run() for t in tables))
+        finally:
+            for p in peers:
+                await finish_peer(p, grace=1.0)
+        report = audit_game(results[0].export)  # type: ignore[arg-type]
+        return {"fuzz_inputs": count, **{k: v for k, v in out.items() if k != "failure"},
+                "failure": str(out.get("failure")),
+                "same_hash": len({r.state_hash for r in results}) == 1,
+                "audit_fair": report.fair}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,7 +184,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--processes", action="store_true",
                     help="one OS process per peer (python -m p2p.peer) instead of one process")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--fuzz", type=int, default=0, metavar="N",
+                    help="instead: feed N mutated envelopes to a live table and report")
     args = ap.parse_args(argv)
+    if args.fuzz:
+        res = asyncio.run(bench_fuzz(args.fuzz, args.seed))
+        print(json.dumps(res, indent=1, default=str))
+        return 0 if res.get("unrefused") == 0 and res.get("unchanged") and \
+            res["audit_fair"] else 1
     if args.processes:
         out = [bench_processes(p, args.mode, args.bot, args.seed, args.lam)
                for p in args.players]

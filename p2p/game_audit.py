@@ -39,6 +39,7 @@ from engine.rules import actors, apply, is_simultaneous
 from engine.state import BUY, TRADE, GameState, Phase, make_config
 
 from .game import compute_game_id
+from .lockstep import action_body_ok
 from .store import GameStore, StoreError, read_export
 from .zones import COLOUR_OF, LABEL_OF, ZoneMap, group_request
 
@@ -102,7 +103,7 @@ class EngineReplay:
                 self.secrets_seen = True
         elif ev.envelope.kind == ACTION_KIND:
             body = ev.envelope.body
-            if isinstance(body, list) and len(body) == 2 and isinstance(body[0], int):
+            if action_body_ok(body):
                 self.actions.setdefault(body[0], deque()).append(ev)
         self.advance()
 

@@ -24,6 +24,7 @@ action we already sent is taken from the transcript instead of being decided aga
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import pickle
 import time
@@ -63,12 +64,44 @@ from .zones import COLOUR_OF, ZoneMap
 log = logging.getLogger("p2p.table")
 
 ACTION_KIND = "action"
+ABORT_KIND = "abort"
 ENV_TAG = b"E"
 SYNC_TAG = b"S"
 MAX_EARLY = 4096
 """Envelopes held back because an earlier one of the same sender has not arrived yet."""
 MAX_QUEUED_ACTIONS = 64
 """Action envelopes one sender may have pending for future steps."""
+ACK_LAG = 4
+"""Plain steps a peer may run ahead of the last round whose acks all arrived.  Acks are
+checked as they arrive instead of blocking every step (a round trip saved per move); the
+lag bounds how far a desynced peer can get before the table stops, and every crypto step
+first waits for all outstanding acks, so diverged peers never start different ops."""
+MAX_ACK_AHEAD = 4096
+"""Ack rounds further ahead of our step than this are refused (memory bound)."""
+ABORT_WAIT = 5.0
+"""Seconds an abort notice may wait for the envelope it names before it is judged."""
+
+
+def action_body_ok(body: Any) -> bool:
+    """Shape of an action body: ``[step, encoded action]`` or ``[step, encoded action,
+    state hash before]`` (the live table and the offline audit use this same test)."""
+    return (isinstance(body, list) and len(body) in (2, 3) and isinstance(body[0], int)
+            and not isinstance(body[0], bool) and isinstance(body[1], bytes)
+            and (len(body) == 2 or isinstance(body[2], bytes)))
+
+
+def abort_body_ok(body: Any) -> bool:
+    """Shape of an abort notice: ``[culprit|None, rule, detail, [sender, seq, id]|None]``."""
+    if not (isinstance(body, list) and len(body) == 4):
+        return False
+    culprit, rule, detail, ref = body
+    if not (culprit is None or (isinstance(culprit, int) and not isinstance(culprit, bool))):
+        return False
+    if not (isinstance(rule, str) and isinstance(detail, str) and len(rule) <= 64):
+        return False
+    return ref is None or (isinstance(ref, list) and len(ref) == 3
+                           and all(isinstance(x, int) and not isinstance(x, bool)
+                                   for x in ref[:2]) and isinstance(ref[2], bytes))
 
 
 class Transport(Protocol):
@@ -144,6 +177,10 @@ class TableResult:
     refusals: list[Refusal] = field(default_factory=list)
     steps: int = 0
     step_times: list[tuple[str, float, int, int]] = field(default_factory=list)
+    #: ``time.monotonic()`` when each step was applied here (system-wide clock, so peers in
+    #: different processes on one host compare), and when we decided each of our moves
+    applied_at: list[float] = field(default_factory=list)
+    decided_at: dict[int, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -203,7 +240,19 @@ class Table:
         #: per applied step: (kind, seconds incl. the ack round but not our own decision
         #: time, crypto ops run, acting seat or -1)
         self.step_times: list[tuple[str, float, int, int]] = []
+        #: monotonic time each step was applied here, and (our own moves) when we decided
+        self.applied_at: list[float] = []
+        self.decided_at: dict[int, float] = {}
         self.done = False
+        self._my_hash: dict[int, bytes] = {}
+        self._confirmed = 0  # acks of round r follow step r - 1; there is no round 0
+        self._hash_now = self.state.hash()
+        self._outbox: list[tuple[int, bytes]] = []
+        self._out_wake = asyncio.Event()
+        self._aborted = False
+        self._abort_tasks: list[asyncio.Task[None]] = []
+        #: set by tests/tools: the abort claims this peer judged ``(accuser, verdict)``
+        self.abort_verdicts: list[tuple[int, TableStopped]] = []
 
     # ================================================================ public
     @property
@@ -227,7 +276,9 @@ class Table:
 
     async def run(self) -> TableResult:
         """Play (or resume) to the end; raises :class:`TableStopped` if the table stops."""
-        pump = asyncio.get_running_loop().create_task(self._pump())
+        loop = asyncio.get_running_loop()
+        pump = loop.create_task(self._pump())
+        flusher = loop.create_task(self._flusher())
         try:
             if self.store is not None and self.store.load_transcript():
                 self._restore()
@@ -235,11 +286,13 @@ class Table:
                 self._save_secrets(None)
             await self._play()
         finally:
-            pump.cancel()
-            try:
-                await pump
-            except asyncio.CancelledError:
-                pass
+            # whatever we signed (our last ack, an abort notice) still leaves, durably
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._drain_outbox(), 5.0)
+            for task in (pump, flusher, *self._abort_tasks):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
             if self.store is not None:
                 self.store.close()
         export = None
@@ -251,7 +304,7 @@ class Table:
                                              self.setup.lam, wires)
         return TableResult(self.state, self.state.hash(), scores(self.state),
                            winners(self.state), wires, export, list(self.refusals), self.step,
-                           list(self.step_times))
+                           list(self.step_times), list(self.applied_at), dict(self.decided_at))
 
     # the export needs RosterEntry/GameParams; the meta file has them
     def _roster_for_export(self, keys: list[bytes]) -> list[Any]:
@@ -272,6 +325,10 @@ class Table:
                 break
             t0, c0 = time.perf_counter(), self.cursor
             self._think = 0.0
+            if acts[0] == RESOLVER or is_simultaneous(self.state):
+                # diverged peers must never start different crypto ops (an op mismatch
+                # would blame an honest peer): confirm every outstanding ack round first
+                await self._confirm_acks(self.step)
             if acts[0] == RESOLVER:
                 kind = f"resolve:{self.state.phase.name}"
                 a = await self.resolver.resolve()
@@ -282,6 +339,7 @@ class Table:
                 kind = f"action:{self.state.phase.name}"
                 a = await self._player_step(acts[0])
             apply(self.state, a)
+            self.applied_at.append(time.monotonic())
             for env in self._actions.pop(self.step, []):
                 why = "out-of-turn" if env.sender not in acts else "superseded"
                 self.refuse(env.sender, f"{why} action for step {self.step} not used")
@@ -293,6 +351,8 @@ class Table:
                                     self.cursor - c0, acts[0]))
             if self.on_step is not None:
                 self.on_step(self, a)
+        # the secrets end the game for good: only after everybody agreed on the final state
+        await self._confirm_acks(self.step)
         await self.op(lambda: self.session.reveal_secrets(), "secrets")
         self.done = True
 
@@ -332,13 +392,22 @@ class Table:
         while True:
             if actor == self.me and step not in self._my_actions:
                 a = await self.decide()
-                self.emit(ACTION_KIND, [step, encode(a)])
+                self.decided_at[step] = time.monotonic()
+                self.emit(ACTION_KIND, [step, encode(a), self._hash_now])
             await self.wait(lambda: bool(queue), f"the action of seat {actor}", lambda: [actor])
             env = queue.pop(0)
             if env.sender != actor:
                 self.refuse(env.sender, f"out-of-turn action for step {step} "
                                         f"(seat {actor} is to act)")
                 continue
+            if len(env.body) == 3 and env.body[2] != self._hash_now and step > 0:
+                # the actor saw another state: the ack round of the previous step names the
+                # odd peer by majority (raises); if it does not, the actor contradicts its
+                # own ack
+                await self._confirm_acks(step)
+                self.stop(actor, "desync", f"step {step}: the action's state hash differs "
+                                           "from the one its sender acknowledged")
+                raise self.failure  # type: ignore[misc]
             try:
                 a = decode(env.body[1])
                 trial = self.state.copy()
@@ -363,7 +432,10 @@ class Table:
                 raise TableStopped(None, "internal", f"op cursor {idx} skips {ses.next_index}")
             try:
                 out = start()
-            except (CheatDetected, ProtocolStateError) as exc:
+            except CheatDetected as exc:
+                self._abort(exc, None)
+                raise self._crypto_failure(exc) from exc
+            except ProtocolStateError as exc:
                 raise self._crypto_failure(exc) from exc
             self.emit_crypto(out)
         await self.wait(lambda: len(ses.history) > idx, f"crypto op {what} #{idx}",
@@ -382,22 +454,54 @@ class Table:
 
     # ================================================================ acks
     async def _ack_round(self, rnd: int) -> None:
+        """Acknowledge the state after step ``rnd - 1`` without waiting for the others'
+        acks (checked as they arrive, see :data:`ACK_LAG`)."""
+        self._hash_now = self.state.hash()
+        self._my_hash[rnd] = self._hash_now
         acks = self._acks.setdefault(rnd, {})
         if self.me not in acks:
-            self.emit(ACK_KIND, ack_body(rnd, self.state.hash(), self.log))
-        await self.wait(lambda: len(acks) == self.n, f"acks of step {rnd}",
-                        lambda: [p for p in range(self.n) if p not in acks])
-        bad = compare_acks([acks[p] for p in range(self.n)])
-        mine = acks[self.me].body[1]
-        disagree = sorted({p for p in range(self.n) if acks[p].body[1] != mine})
-        if bad or disagree:
-            self._dump_desync(rnd, acks)
-            culprits = [s for s, _ in bad] or disagree
-            raise TableStopped(culprits[0], "desync",
-                               f"step {rnd}: state hashes differ; disagreeing seats {culprits} "
-                               f"({bad})")
-        for old in [r for r in self._acks if r < rnd]:
-            del self._acks[old]
+            self.emit(ACK_KIND, ack_body(rnd, self._hash_now, self.log))
+        self._check_acks()
+        if rnd - ACK_LAG > self._confirmed:
+            await self._confirm_acks(rnd - ACK_LAG)
+
+    async def _confirm_acks(self, upto: int) -> None:
+        """Wait until every ack round ``<= upto`` that we acknowledged is complete and
+        consistent (raises :class:`TableStopped` on a desync or a silent seat)."""
+        for rnd in sorted(r for r in self._my_hash if self._confirmed < r <= upto):
+
+            def ready(r: int = rnd) -> bool:
+                return r <= self._confirmed or len(self._acks.get(r, ())) == self.n
+
+            def missing(r: int = rnd) -> list[int]:
+                got = self._acks.get(r, {})
+                return [] if r <= self._confirmed else [p for p in range(self.n) if p not in got]
+
+            await self.wait(ready, f"acks of step {rnd}", missing)
+            self._check_acks()
+
+    def _check_acks(self) -> None:
+        """Compare every complete ack round in order; stop the table on a difference."""
+        while True:
+            rnd = self._confirmed + 1
+            acks = self._acks.get(rnd)
+            if rnd not in self._my_hash:
+                return
+            if acks is None or len(acks) < self.n:
+                return
+            bad = compare_acks([acks[p] for p in range(self.n)])
+            mine = self._my_hash[rnd]
+            disagree = sorted({p for p in range(self.n) if acks[p].body[1] != mine})
+            if bad or disagree:
+                self._dump_desync(rnd, acks)
+                culprits = [s for s, _ in bad] or disagree
+                self.stop(culprits[0], "desync",
+                          f"step {rnd}: state hashes differ; disagreeing seats {culprits} "
+                          f"({bad})")
+                raise self.failure  # type: ignore[misc]
+            self._confirmed = rnd
+            del self._acks[rnd]
+            del self._my_hash[rnd]
 
     def _dump_desync(self, rnd: int, acks: dict[int, Envelope]) -> None:
         if self.store is None:
@@ -458,12 +562,16 @@ class Table:
         return self.log.add(wire, via=self.me)
 
     def emit(self, kind: str, body: Any) -> None:
-        """Sign, store, process locally and broadcast one non-crypto envelope."""
+        """Sign, store, process locally and send one non-crypto envelope.
+
+        It leaves through the outbox: the background flusher fsyncs it (and every received
+        envelope before it, group commit) in a worker thread and only then broadcasts it, so
+        a restarted peer can never sign a different envelope with the same sequence number,
+        while this step goes on at once (the fsync is off the critical path of our state).
+        """
         env = self._sign(kind, body)
-        if self.store is not None:
-            self.store.append(env.wire)
         self._dispatch(env)
-        self.transport.broadcast(ENV_TAG + env.wire)
+        self._send_own([env.wire])
 
     def emit_crypto(self, bodies: list[Any]) -> None:
         """Sign our crypto output; snapshot *before* anything leaves (write-ahead)."""
@@ -473,11 +581,33 @@ class Table:
         if self.store is not None:
             self.store.sync()  # everything the snapshot counts as processed is on disk
             self._save_secrets([e.wire for e in envs])
-            for e in envs:
-                self.store.append(e.wire, durable=False)
-            self.store.sync()
-        for e in envs:
-            self.transport.broadcast(ENV_TAG + e.wire)
+        self._send_own([e.wire for e in envs])
+
+    def _send_own(self, wires: list[bytes]) -> None:
+        if self.store is None:
+            for w in wires:
+                self.transport.broadcast(ENV_TAG + w)
+            return
+        for w in wires:
+            self._outbox.append((self.store.append(w, durable=False), w))
+        self._out_wake.set()
+
+    async def _flusher(self) -> None:
+        """Send our envelopes in order, each only once it is on disk (see :meth:`emit`)."""
+        store = self.store
+        while True:
+            await self._out_wake.wait()
+            self._out_wake.clear()
+            while self._outbox:
+                if store is not None and self._outbox[-1][0] > store.synced:
+                    await asyncio.to_thread(store.sync)
+                while self._outbox and (store is None or self._outbox[0][0] <= store.synced):
+                    self.transport.broadcast(ENV_TAG + self._outbox.pop(0)[1])
+
+    async def _drain_outbox(self) -> None:
+        while self._outbox:
+            self._out_wake.set()
+            await asyncio.sleep(0.005)
 
     def refuse(self, sender: int | None, reason: str) -> None:
         self.refusals.append(Refusal(sender, reason))
@@ -488,6 +618,66 @@ class Table:
             self.failure = TableStopped(culprit, rule, detail)
             log.error("seat %d stops the table: %s", self.me, self.failure)
         self._wake.set()
+
+    # ================================================================ identifiable abort
+    def _abort(self, exc: CheatDetected, env: Envelope | None) -> None:
+        """We caught a cheat (possibly one only we check, docs/security.md "Deferred
+        checks"): tell everyone in a signed ``abort`` notice naming the culprit, the rule and
+        the envelope, so they confirm it from the public transcript instead of waiting on
+        us and blaming our silence.  Sent once; never while replaying our own past."""
+        if self._aborted or self._replaying or self.failure is not None:
+            return
+        self._aborted = True
+        ref = None if env is None else [env.sender, env.seq, env.id]
+        try:
+            self.emit(ABORT_KIND, [exc.culprit, str(exc.rule)[:64], str(exc.detail)[:400], ref])
+        except Exception:  # the notice is best effort; our own stop still happens
+            log.exception("seat %d could not send its abort notice", self.me)
+
+    def _on_abort(self, env: Envelope) -> None:
+        """Another peer stopped, accusing someone: judge the claim ourselves."""
+        if len(self._abort_tasks) >= self.n:
+            self.refuse(env.sender, "too many abort notices")
+            return
+        task = asyncio.get_running_loop().create_task(self._judge_abort(env))
+        self._abort_tasks.append(task)
+
+    def _has(self, ref: list[Any] | None) -> bool:
+        if ref is None:
+            return True
+        sender, seq, eid = ref
+        chain = self.log.by_sender.get(sender, [])
+        return 0 <= seq < len(chain) and chain[seq].id == eid
+
+    async def _judge_abort(self, env: Envelope) -> None:
+        """Confirm (or refute) an abort notice by auditing the public transcript so far.
+
+        The observer audit re-runs *every* public check (all shares, all blinding proofs,
+        all decks), so it names the accused cheater — or an earlier one — whenever the
+        accuser's own check was right.  If the transcript is clean the accusation is false
+        and the accuser is named: either way the table stops on a signed, checkable fact.
+        """
+        from crypto.audit import audit
+
+        accuser = env.sender
+        culprit, rule, _detail, ref = env.body
+        deadline = time.monotonic() + ABORT_WAIT
+        while not self._has(ref) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)  # the named envelope may still be on its way
+        wires = self.log.wires()
+        report = await asyncio.to_thread(audit, wires, self.keys, self.setup.game_id,
+                                         self.setup.lam)
+        v = report.violation
+        if v is not None and v.rule != "missing-message" and v.party is not None:
+            verdict = TableStopped(v.party, v.rule,
+                                   f"confirmed from the transcript after seat {accuser}'s abort "
+                                   f"(accused seat {culprit} of {rule}): {v}")
+        else:
+            verdict = TableStopped(accuser, "false-abort",
+                                   f"seat {accuser} accused seat {culprit} of {rule!r} but the "
+                                   f"transcript so far shows no such violation ({report})")
+        self.abort_verdicts.append((accuser, verdict))
+        self.stop(verdict.culprit, verdict.rule, verdict.detail)
 
     # ================================================================ receiving
     async def _pump(self) -> None:
@@ -588,6 +778,7 @@ class Table:
             try:
                 out = self.session.receive(env.sender, body)
             except CheatDetected as exc:
+                self._abort(exc, env)
                 self.stop(exc.culprit, exc.rule, exc.detail)
                 return
             except (MalformedInput, ProtocolStateError) as exc:
@@ -595,8 +786,7 @@ class Table:
                 return
             self.emit_crypto(out)
         elif kind == ACTION_KIND:
-            if not (isinstance(body, list) and len(body) == 2 and isinstance(body[0], int)
-                    and isinstance(body[1], bytes)):
+            if not action_body_ok(body):
                 self.refuse(env.sender, "malformed action envelope")
                 return
             step = body[0]
@@ -618,13 +808,26 @@ class Table:
                 self.refuse(env.sender, "malformed ack")
                 return
             rnd = body[0]
-            if rnd <= self.step - 1 and rnd not in self._acks:
+            if isinstance(rnd, bool) or rnd <= self._confirmed:
                 return  # a round we already closed (resume replay)
+            if rnd > self.step + MAX_ACK_AHEAD:
+                self.refuse(env.sender, f"ack for step {rnd} too far ahead")
+                return
             acks = self._acks.setdefault(rnd, {})
             if env.sender in acks:
                 self.refuse(env.sender, f"second ack for step {rnd}")
                 return
             acks[env.sender] = env
+            if not self._replaying:
+                try:
+                    self._check_acks()
+                except TableStopped:
+                    pass  # recorded in self.failure; the main loop raises it
+        elif kind == ABORT_KIND:
+            if not abort_body_ok(body):
+                self.refuse(env.sender, "malformed abort notice")
+            elif env.sender != self.me and not self._replaying:
+                self._on_abort(env)
         else:
             self.refuse(env.sender, f"unknown envelope kind {kind[:32]!r}")
 
@@ -666,6 +869,8 @@ class Table:
             processed = snap["processed"]
             self.state, self.zones = start.state.copy(), start.zones.copy()
             self.step, self.cursor = start.step, start.cursor
+            self._confirmed = start.step
+            self._hash_now = self.state.hash()
         # our signing chain continues after our last stored envelope
         mine = self.log.by_sender.get(self.me, [])
         self.signer.seq = len(mine)

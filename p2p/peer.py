@@ -52,7 +52,8 @@ async def run_peer(folder: Path, bot: str, seed: int, abandon: float) -> int:
         return 1
     emit(event="done", seat=seat, hash=result.state_hash.hex(), scores=result.scores,
          steps=result.steps, export=str(result.export),
-         timings=[list(t) for t in result.step_times])
+         timings=[list(t) for t in result.step_times], applied=result.applied_at,
+         decided=sorted(result.decided_at.items()))
     return 0
 
 

@@ -76,6 +76,9 @@ class GameStore:
         self.export_path = self.folder / "game.silkroad"
         self._fh: Any = None
         self._dirty = False
+        #: records appended so far / known to be on disk (fsync done after they were written)
+        self.written = 0
+        self.synced = 0
 
     # --- meta ---------------------------------------------------------------------------
     def create(self, roster: list[RosterEntry], params: GameParams, seat: int,
@@ -114,7 +117,7 @@ class GameStore:
             raise StoreError(f"cannot read {self.meta_path}: {exc}") from exc
 
     # --- transcript ---------------------------------------------------------------------
-    def append(self, wire: bytes, durable: bool = True) -> None:
+    def append(self, wire: bytes, durable: bool = True) -> int:
         """Append one envelope (flushed to the OS at once).
 
         ``durable`` also fsyncs it, and everything appended before.  The table passes
@@ -131,14 +134,24 @@ class GameStore:
         self._fh.write(_LEN.pack(len(wire)) + wire)
         self._fh.flush()
         self._dirty = True
+        self.written += 1
         if durable:
             self.sync()
+        return self.written
 
     def sync(self) -> None:
-        """fsync the transcript if anything was appended since the last sync."""
-        if self._fh is not None and self._dirty:
-            os.fsync(self._fh.fileno())
-            self._dirty = False
+        """fsync the transcript if anything was appended since the last sync.
+
+        Safe to call from a worker thread while the event loop keeps appending (the table's
+        background flusher does): ``synced`` only counts records written *before* the fsync
+        started, so a record appended meanwhile is never marked durable by mistake.
+        """
+        fh = self._fh
+        if fh is not None and self.synced < self.written:
+            upto = self.written
+            os.fsync(fh.fileno())
+            self.synced = max(self.synced, upto)
+            self._dirty = self.synced < self.written
 
     def load_transcript(self) -> list[bytes]:
         """Stored wires in arrival order; a torn final record is dropped (and truncated)."""

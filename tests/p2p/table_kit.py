@@ -51,7 +51,8 @@ class FrugalBot:
 async def play_tables(root: Path, players: int, mode: str = "audit", frugal: bool = True,
                       seed: int = 1, table_cls: type[Table] = Table,
                       on_step: Any = None, agents: dict[int, Any] | None = None,
-                      abandon: float = 60.0) -> tuple[list[LocalPeer], list[Any]]:
+                      abandon: float = 60.0, prepare: Callable[[Table], None] | None = None,
+                      ) -> tuple[list[LocalPeer], list[Any]]:
     """Play one game among ``players`` local peers; returns peers and results/exceptions."""
     peers = await make_local_setup(players, mode, root, lam=LAM)
     tables: list[Table] = []
@@ -62,6 +63,8 @@ async def play_tables(root: Path, players: int, mode: str = "audit", frugal: boo
         if table_cls is not Table:
             t.__class__ = table_cls
         t.on_step = on_step
+        if prepare is not None:
+            prepare(t)
         tables.append(t)
     try:
         results = await asyncio.gather(*(t.run() for t in tables), return_exceptions=True)
