@@ -39,10 +39,11 @@ def run(args: argparse.Namespace) -> int:
     out = summary(report)
     out["verdict"] = verdict_of(code)
     out["path"] = args.path
+    names = _roster_names(args.path)
     if report.violation is not None:
         v = report.violation
         out["violation"] = {"party": v.party, "envelope": v.envelope, "rule": v.rule,
-                            "detail": v.detail}
+                            "detail": v.detail, "name": _who(v.party, names, bare=True)}
     if args.json:
         print(json.dumps(out))
         return code
@@ -54,5 +55,31 @@ def run(args: argparse.Namespace) -> int:
         print(f"FAIR: {report.steps} engine steps replayed; every signature, proof and token "
               f"checks out. Scores {report.scores}.")
         return code
-    print(f"UNFAIR: {report.violation or 'the transcript is incomplete'}")
+    v = report.violation
+    if v is None:
+        print("UNFAIR: the transcript is incomplete (the game did not reach the final "
+              "reveal)")
+        return code
+    where = "the end of the transcript" if v.envelope is None else f"envelope #{v.envelope}"
+    print(f"UNFAIR: {_who(v.party, names)} broke the rules at {where}: rule {v.rule}: "
+          f"{v.detail}")
     return code
+
+
+def _roster_names(path: str) -> list[str]:
+    """The players' names from the transcript's roster (empty if it cannot be read)."""
+    from p2p.store import StoreError, read_export
+
+    try:
+        return [e.name for e in read_export(path).roster]
+    except (StoreError, OSError, ValueError):
+        return []
+
+
+def _who(party: int | None, names: list[str], bare: bool = False) -> str | None:
+    """"Marco (seat 1)" for a violation's party: a player reads names, not party numbers."""
+    if party is None:
+        return None if bare else "an unidentified party"
+    if 0 <= party < len(names):
+        return names[party] if bare else f"{names[party]} (seat {party})"
+    return None if bare else f"seat {party}"

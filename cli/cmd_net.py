@@ -161,8 +161,10 @@ async def _play(session: NetSession, args: argparse.Namespace) -> str:
 
 
 def _seats_from(setup: Any, me: int, kinds: dict[int, str] | None = None) -> list[SeatInfo]:
+    """Seat labels: ``kinds`` first (our bots, or the bot kind of a headless seat), then
+    "human" for us and "peer" for everyone else (we cannot know who plays them)."""
     kinds = kinds or {}
-    return [SeatInfo(e.name, "human" if e.seat == me else kinds.get(e.seat, "peer"))
+    return [SeatInfo(e.name, kinds.get(e.seat, "human" if e.seat == me else "peer"))
             for e in setup.roster]
 
 
@@ -281,6 +283,15 @@ async def _host(args: argparse.Namespace, me_name: str) -> tuple[NetSession | No
 
     kind = args.bot_kind or DEFAULT_KIND
     root = Path(args.folder)
+    screen = app = None
+    if not args.headless:
+        # the screen comes up first: announcing the table on mDNS takes a second or two
+        # (probing), and a blank terminal meanwhile looks like a hang
+        from cli.lobby_app import LobbyScreen
+
+        screen = LobbyScreen(f"hosting {args.table}")
+        screen.show([("bold", f"Opening {args.table} on the network…")], "q cancel")
+        app = asyncio.create_task(screen.app.run_async())
     listener = await Listener(Identity.generate(), host=_bind(args), port=args.port).start()
     disc = await Discovery(_interfaces(args)).start()
     table = Table(listener, name=args.table, seats=args.seats, host_name=me_name,
@@ -304,7 +315,13 @@ async def _host(args: argparse.Namespace, me_name: str) -> tuple[NetSession | No
                              f"in {args.timeout:.0f} s") from None
             setup = await table.start()
         else:
-            setup = await _host_lobby(table, args, dial, listener.port, bots)
+            assert screen is not None
+            try:
+                setup = await _host_lobby(table, args, dial, listener.port, bots, screen)
+                if setup is not None and not await show_words(screen, setup.words):
+                    setup = None
+            finally:
+                await _close_screen(screen, app)
             if setup is None:
                 return None, "quit"
         _say(args, event="seated", seat=0, words=list(setup.words),
@@ -315,6 +332,8 @@ async def _host(args: argparse.Namespace, me_name: str) -> tuple[NetSession | No
 
             agent = make_bot(kind, 1)
         bot_seats = {1 + i: kind for i in range(args.bots)}
+        if args.headless:
+            bot_seats[0] = kind  # a bot plays our seat: say so in the JSON
 
         async def runner(human: Any, attach: Attach) -> RunOutcome:
             t0 = time.perf_counter()
@@ -330,6 +349,8 @@ async def _host(args: argparse.Namespace, me_name: str) -> tuple[NetSession | No
                              words=setup.words)
         return session, await _play(session, args)
     finally:
+        if screen is not None:
+            await _close_screen(screen, app)
         for b in bots:
             if not b.done():
                 b.cancel()
@@ -351,17 +372,19 @@ def _with_agent(runner: Any) -> Any:
 
 
 async def _host_lobby(table: Any, args: argparse.Namespace, dial: str, port: int,
-                      bots: list[asyncio.Task[Any]]) -> Any:
-    """The host's lobby screen: seats filling; s starts early, q closes the table."""
-    from cli.lobby_app import LobbyScreen
+                      bots: list[asyncio.Task[Any]], screen: Any) -> Any:
+    """The host's lobby screen: seats filling; s starts early, q closes the table.
+
+    Returns the game setup, or None when the host closed the table.  The seat list is
+    polled (``table.seated``, public) a few times a second rather than awaiting the lobby's
+    internal change event, so a seat that leaves shows as promptly as one that arrives."""
     from p2p.errors import LobbyError
 
-    screen = LobbyScreen(f"hosting {args.table}")
-    app = asyncio.create_task(screen.app.run_async())
     code = f" · join code {args.code}" if args.code else ""
 
     def redraw() -> None:
-        lines = [("bold", f"{args.table} — {len(table.seated)}/{args.seats} seats{code}"), ("", "")]
+        lines = [("bold", f"{args.table} — {len(table.seated)}/{args.seats} seats{code}"),
+                 ("", "")]
         for i, s in enumerate(table.seated):
             tag = " (you)" if i == 0 else (" (bot)" if 0 < i <= len(bots) else "")
             lines.append(("", f"seat {i}: {s.name}{tag}"))
@@ -372,33 +395,63 @@ async def _host_lobby(table: Any, args: argparse.Namespace, dial: str, port: int
         screen.show(lines, "s start now (3 or more seated) · q close the table · the game "
                     "starts by itself when every seat is taken")
 
-    try:
-        while True:
+    shown: list[str] | None = None
+    while True:
+        now = [x.name for x in table.seated]
+        if now != shown:
+            shown = now
             redraw()
-            if len(table.seated) >= args.seats:
-                break
-            changed = asyncio.create_task(table._changed.wait())
-            asked = asyncio.create_task(screen.inbox.get())
-            done, _ = await asyncio.wait({changed, asked}, return_when=asyncio.FIRST_COMPLETED)
-            for t in (changed, asked):
-                if t not in done:
-                    t.cancel()
-            table._changed.clear()
-            if asked in done:
-                msg = asked.result()
-                if msg[0] == "quit":
-                    return None
-                if msg[0] == "start":
-                    if len(table.seated) >= 3:
-                        break
-                    screen.fail("a game needs at least 3 players")
-        screen.show([("bold", "Starting… every seat is agreeing on the game.")])
+        if len(now) >= args.seats:
+            break
         try:
-            return await table.start()
-        except LobbyError as exc:
-            raise _Abort(f"the start failed: {exc.reason}") from None
-    finally:
+            msg = await asyncio.wait_for(screen.inbox.get(), LOBBY_POLL)
+        except TimeoutError:
+            continue
+        if msg[0] == "quit":
+            return None
+        if msg[0] == "start":
+            if len(table.seated) >= 3:
+                break
+            screen.fail(f"a game needs at least 3 players ({len(table.seated)} seated)")
+    screen.fail("")
+    screen.show([("bold", "Starting… every seat is agreeing on the game.")])
+    try:
+        return await table.start()
+    except LobbyError as exc:
+        raise _Abort(f"the start failed: {exc.reason}") from None
+
+
+LOBBY_POLL = 0.2
+"""Seconds between looks at the host's seat list."""
+WORDS_HOLD = 4.0
+"""How long the words stay on the lobby screen before the table opens (Enter skips)."""
+
+
+async def show_words(screen: Any, words: tuple[str, ...] | list[str],
+                     hold: float | None = None) -> bool:
+    """Show the authentication words in the lobby until Enter or ``hold`` seconds.
+
+    Everyone reads them aloud: a man in the middle would give each side different words.
+    They also stay in the table's banner.  Returns False when the player presses q (the
+    words differ), True to sit down."""
+    hold = WORDS_HOLD if hold is None else hold
+    screen.show([("bold", "Everyone is seated. Read these words aloud and compare:"), ("", ""),
+                 ("words", "   ".join(w.upper() for w in words)), ("", ""),
+                 ("muted", "Every player must see the same words. If yours differ, someone"),
+                 ("muted", "is between you and the others: press q and do not play.")],
+                "Enter sit down now · q leave (the words differ) · the table opens by itself")
+    try:
+        msg = await asyncio.wait_for(screen.inbox.get(), hold)
+    except TimeoutError:
+        return True
+    return msg[0] != "quit"
+
+
+async def _close_screen(screen: Any, app: asyncio.Task[Any] | None) -> None:
+    """Leave a lobby screen (idempotent) so the table screen can take the terminal."""
+    if screen.app.is_running:
         screen.app.exit()
+    if app is not None:
         with contextlib.suppress(BaseException):
             await app
 
@@ -482,7 +535,7 @@ async def _join(args: argparse.Namespace) -> tuple[NetSession | None, str, str]:
                                    human=human, on_table=attach)
             return RunOutcome(res.export, time.perf_counter() - t0)
 
-        session = NetSession(_seats_from(setup, me), me,
+        session = NetSession(_seats_from(setup, me, {me: kind} if args.headless else None), me,
                              _with_agent(runner) if args.headless else runner,
                              words=setup.words)
         return session, await _play(session, args), label
@@ -530,19 +583,22 @@ async def _resume(args: argparse.Namespace, agent: Any) -> tuple[NetSession, str
         res = await resume_folder(args.resume, agent, human, on_table=attach)
         return RunOutcome(res.export, time.perf_counter() - t0)
 
-    seats = [SeatInfo(e.name, "human" if e.seat == seat else "peer") for e in roster]
+    mine = (args.bot_kind or DEFAULT_KIND) if args.headless else "human"
+    seats = [SeatInfo(e.name, mine if e.seat == seat else "peer") for e in roster]
     session = NetSession(seats, seat, _with_agent(runner) if args.headless else runner)
     return session, await _play(session, args), Path(args.resume).name
 
 
 async def _join_lobby(listener: Any, args: argparse.Namespace, name: str,
-                      target: tuple[str, int] | None) -> tuple[Any, str] | None:
-    """The joiner's lobby screen: pick a table, give the code, watch the seats fill."""
+                      target: tuple[str, int] | None,
+                      screen: Any = None) -> tuple[Any, str] | None:
+    """The joiner's lobby screen: pick a table, give the code, watch the seats fill, compare
+    the words.  ``screen`` (a :class:`cli.lobby_app.LobbyScreen`) is for tests."""
     from cli.lobby_app import LobbyScreen
     from p2p.discovery import Discovery
     from p2p.lobby import join_discovered, join_table
 
-    screen = LobbyScreen("lobby")
+    screen = screen or LobbyScreen("lobby")
     app = asyncio.create_task(screen.app.run_async())
     try:
         async with Discovery(_interfaces(args)) as disc, disc.browse() as browser:
@@ -595,15 +651,16 @@ async def _join_lobby(listener: Any, args: argparse.Namespace, name: str,
                         return None
                 exc = joining.exception()
                 if exc is None:
-                    return joining.result(), label
+                    setup = joining.result()
+                    if not await show_words(screen, setup.words):
+                        return None
+                    return setup, label
                 reason = getattr(exc, "reason", str(exc))
                 if target is not None:
                     raise _Abort(_explain(reason, args))
-                screen.fail(_explain(reason, args))
+                screen.fail(f"Refused: {_explain(reason, args)}")
     finally:
-        screen.app.exit()
-        with contextlib.suppress(BaseException):
-            await app
+        await _close_screen(screen, app)
 
 
 async def _pick_table(screen: Any, browser: Any, wanted: str | None) -> Any:

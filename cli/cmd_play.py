@@ -245,7 +245,8 @@ def run_networked(args: argparse.Namespace, kind: str, seed: int, players: int) 
     t0 = time.perf_counter()
 
     async def go() -> tuple[NetSession, str]:
-        session = NetSession(seats, me, local_runner(names, kind, seed, args.shuffle, root))
+        session = NetSession(seats, me, local_runner(names, kind, seed, args.shuffle, root,
+                                                             delay=args.delay))
         try:
             if me is None:
                 await session.play_to_end()

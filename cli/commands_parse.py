@@ -36,7 +36,7 @@ ALIASES = {
     "rob": "steal",
     "ex": "exchange",
 }
-META = ("help", "quit")
+META = ("help", "quit", "abandon")
 LETTER = {"i": 0, "s": 1, "f": 2, "j": 3, "p": 4}
 
 

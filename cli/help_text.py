@@ -26,5 +26,5 @@ HELP = f"""\
        move samarkand, take 2, take seller, sell 2, buy 3, trade, decline,
        exchange silk>spice, done, steal bo, vizier spice, reveal 2,
        crook 0 silk, barterer, give bo
-       Esc back / clear   ? or F1 this help   q or Ctrl-Q quit
+       Esc back  ? or F1 help  q or Ctrl-Q quit  a abandon a stalled peer
 """

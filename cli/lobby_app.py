@@ -3,7 +3,7 @@
 A deliberately small prompt_toolkit application: a title, a few lines of text that the
 command's controller rewrites as things happen (tables found, seats taken), and an
 optional one-line entry for the join code.  The user's choices arrive on :attr:`inbox` as
-``("pick", index)``, ``("text", str)``, ``("start",)`` or ``("quit",)``, so the
+``("pick", index)``, ``("text", str)``, ``("enter",)``, ``("start",)`` or ``("quit",)``, so the
 controller is a plain coroutine that awaits them alongside network events.
 """
 
@@ -101,6 +101,8 @@ class LobbyScreen:
             self.inbox.put_nowait(("text", buf.text))
         elif self.selectable:
             self.inbox.put_nowait(("pick", self.sel))
+        else:
+            self.inbox.put_nowait(("enter",))
         return False
 
     def _bindings(self, typing: Condition) -> KeyBindings:
@@ -120,6 +122,12 @@ class LobbyScreen:
         @kb.add("down", filter=idle)
         def _down(event: KeyPressEvent) -> None:
             self.sel = min(max(0, self.selectable - 1), self.sel + 1)
+
+        @kb.add("enter", filter=idle)
+        def _enter(event: KeyPressEvent) -> None:
+            # the entry is hidden (and may not hold the focus) when nothing is typed, so
+            # Enter is bound here too: pick the highlighted table, or "go on"
+            self.inbox.put_nowait(("pick", self.sel) if self.selectable else ("enter",))
 
         @kb.add("s", filter=idle)
         def _start(event: KeyPressEvent) -> None:

@@ -12,9 +12,10 @@ How it hooks in without touching the lockstep loop:
   ``attach(table)`` once the table is built; we then set ``table.on_step`` to narrate;
 * the table asks its ``human`` decider for our moves: :meth:`_decide` parks a future that
   :meth:`submit` resolves, after checking the move is legal;
-* a small poller reads what the table exposes (the crypto op in progress, each link's
-  ``up`` flag) to show "shuffling the bag 3/6" and disconnect banners.  Polling keeps
-  the network layer free of UI callbacks and costs nothing measurable at 8 Hz.
+* a small poller reads what the table exposes publicly (the crypto op in progress and its
+  decks, ``Mesh.down_seats()``, ``Table.waiting_for()``) to show "shuffling the bag 3/6",
+  disconnect banners and who a stalled table waits for.  Polling keeps the network layer
+  free of UI callbacks and costs nothing measurable at 8 Hz.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ from p2p.lockstep import HumanDecider, Table, TableStopped
 
 POLL = 0.12
 """Seconds between looks at the table's crypto progress and links."""
+STALL_NOTICE = 10.0
+"""After this long waiting on the same seats, say who and offer "abandon" (a key)."""
+
+DEALT = "The bag is shuffled and dealt by every peer"
+"""The progress line once the deal is done (kept until our first decision)."""
 
 Attach = Callable[[Table], None]
 Runner = Callable[[HumanDecider | None, Attach], Awaitable["RunOutcome"]]
@@ -99,6 +105,11 @@ class NetSession:
         self._poller: asyncio.Task[None] | None = None
         self._status: str | None = None
         self._links: dict[int, bool] = {}
+        # the deal's progress line stays up until our first decision, so a player (and the
+        # smoke test) sees that the bag was shuffled by every peer even when it is quick
+        self._hold_progress = seat is not None
+        self._stall: tuple[tuple[str, tuple[int, ...]], float] | None = None
+        self._stall_shown = False
         self._closed = False
         self.outcome: RunOutcome | None = None
         self.stopped: TableStopped | None = None
@@ -191,6 +202,25 @@ class NetSession:
                     await task
         self._queue.put_nowait(None)
 
+    def abandon(self) -> bool:
+        """Give up on a stalled table (the UI's "abandon"): our table stops, naming the seats
+        it waited for, and the game ends with a fatal error.  False if there is no table."""
+        if self.table is None or self.finished.is_set():
+            return False
+        me = self.names[self.seat] if self.seat is not None else "the spectator"
+        self.table.abandon(f"abandoned by {me}")
+        return True
+
+    def stalled_on(self) -> tuple[str, tuple[int, ...]] | None:
+        """What the table waits for and from whom (other seats), when it has waited
+        :data:`STALL_NOTICE` seconds or more; None otherwise."""
+        if self._stall is None:
+            return None
+        key, since = self._stall
+        if asyncio.get_running_loop().time() - since < STALL_NOTICE:
+            return None
+        return key
+
     # --- wiring to the table ---------------------------------------------------------------
     def _emit(self, ev: Event) -> None:
         self._queue.put_nowait(ev)
@@ -215,7 +245,12 @@ class NetSession:
             lines = []
         self._state, self._hand = after, ha
         self._chose_vizier = False
-        if self._status is not None and after.phase not in (Phase.SEED, Phase.DEAL):
+        setting_up = (Phase.SEED, Phase.DEAL)
+        if self._hold_progress and before.phase in setting_up and after.phase not in setting_up:
+            # however quick the deal was, say it happened (until our first decision)
+            self._set_status(DEALT, table.n, table.n)
+        elif self._status is not None and after.phase not in setting_up and \
+                not (self._hold_progress and self._status.startswith(DEALT)):
             self._set_status(None)
         elif self._status and self._status.startswith("You chose"):
             self._set_status(None)
@@ -228,6 +263,9 @@ class NetSession:
         self._state = view.state.copy()
         self._hand = dict(view.hand)
         self._pending = (list(legal), fut)
+        if self._hold_progress:
+            self._hold_progress = False
+            self._set_status(None)
         self._emit(StateChanged(()))  # the menu changes: let the UI redraw
         try:
             return await fut
@@ -249,6 +287,7 @@ class NetSession:
             if table is not None:
                 self._progress(table)
                 self._watch_links(table)
+                self._watch_stall(table)
             await asyncio.sleep(POLL)
 
     def _progress(self, table: Table) -> None:
@@ -257,7 +296,8 @@ class NetSession:
             return
         n = table.n
         if op.name in ("deal", "reshuffle_bag"):
-            done = min(int(getattr(op, "_cur", 0)), n)
+            # a shuffle chain keeps the input deck plus one deck per finished shuffle
+            done = min(max(len(getattr(op, "decks", ())) - 1, 0), n)
             if done < n:
                 self._set_status("Shuffling the bag", done, n)
             else:
@@ -268,11 +308,12 @@ class NetSession:
             self._set_status("Exchanging keys with every peer…")
 
     def _watch_links(self, table: Table) -> None:
-        stats = getattr(table.transport, "stats", None)
-        if stats is None:
+        mesh: Any = table.transport
+        if not hasattr(mesh, "up_seats") or not hasattr(mesh, "down_seats"):
             return
         try:
-            now = {int(s): bool(v.get("up")) for s, v in stats().items()}
+            now = {int(s): True for s in mesh.up_seats()}
+            now.update({int(s): False for s in mesh.down_seats()})
         except Exception:
             return
         for s, up in sorted(now.items()):
@@ -284,6 +325,32 @@ class NetSession:
             if up != was:
                 self._links[s] = up
                 self._emit(PeerLink(s, self.names[s], up))
+
+    def _watch_stall(self, table: Table) -> None:
+        """Note how long the table has waited on the same seats; after
+        :data:`STALL_NOTICE` s name them and offer "abandon" on the status line."""
+        try:
+            w = table.waiting_for()
+        except Exception:
+            w = None
+        others = tuple(s for s in (w[1] if w else ()) if s != self.seat)
+        if w is None or not others or (self._pending is not None
+                                       and not self._pending[1].done()):
+            self._stall = None
+            if self._stall_shown:
+                self._stall_shown = False
+                self._set_status(None)
+            return
+        key = (w[0], others)
+        now = asyncio.get_running_loop().time()
+        if self._stall is None or self._stall[0] != key:
+            self._stall = (key, now)
+        if now - self._stall[1] >= STALL_NOTICE:
+            who = ", ".join(f"{self.names[s]} (seat {s})" for s in others
+                            if 0 <= s < len(self.names))
+            secs = int(now - self._stall[1])
+            self._stall_shown = True
+            self._set_status(f"Waiting {secs} s for {who} — a: abandon the table")
 
     async def _run(self) -> None:
         human = self._decide if self.seat is not None else None
@@ -324,20 +391,41 @@ class NetSession:
         return f"The table stopped: {who} — {why}"
 
 
+def paced(agent: Any, delay: float) -> HumanDecider:
+    """A bot as an async decider that waits ``delay`` s before each move.
+
+    The bot peers of ``silkroad play`` share the event loop with the table screen, so the
+    pause must be an ``await`` (a sleep inside ``Agent.choose`` would freeze everyone);
+    :class:`p2p.lockstep.Table` awaits its ``human`` decider, so we install this there."""
+    async def decide(view: PlayerView, legal: list[Action]) -> Action:
+        await asyncio.sleep(delay)
+        return agent.choose(view, legal)  # type: ignore[no-any-return]
+
+    return decide
+
+
 def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: str,
-                 root: str | Path, lam: int = 40) -> Runner:
+                 root: str | Path, lam: int = 40, delay: float = 0.0) -> Runner:
     """``silkroad play``: every seat a real peer on 127.0.0.1 in this process.
 
     Seat 0 is the human when the session has a seat (its table asks the session), the other
     seats are bot peers; each peer has its own identity, listener, keys and game folder under
-    ``root`` and they only talk over TCP, exactly as on a LAN.
+    ``root`` and they only talk over TCP, exactly as on a LAN.  With a human at the table
+    the bots pause ``delay`` s before each move so the human can follow the log.
     """
     from p2p.local_table import run_local_game
 
     async def run(human: HumanDecider | None, attach: Attach) -> RunOutcome:
+        def on_tables(tables: list[Table]) -> None:
+            if human is not None and delay > 0:
+                for t in tables[1:]:
+                    if t.agent is not None:
+                        t.human = paced(t.agent, delay)
+            attach(tables[0])
+
         res = await run_local_game(len(names), bot_kind, seed, shuffle_mode, root, human,
                                    lam=lam, audit=False, names=list(names),
-                                   on_tables=lambda tables: attach(tables[0]))
+                                   on_tables=on_tables)
         return RunOutcome(res.transcript, res.wall_time)
 
     return run

@@ -87,7 +87,7 @@ class TableApp:
         self.route: list[int] = []
         self.stack: list[str] = []  # open submenu (group title)
         self.sel = 0
-        self.overlay: str | None = None  # "help" or "quit"
+        self.overlay: str | None = None  # "help", "quit" or "abandon"
         self.version = 0
         self._parser: tuple[int, list[Action], CommandParser] | None = None
         self.pending: asyncio.Task[None] | None = None
@@ -219,6 +219,9 @@ class TableApp:
         if word in ("quit", "exit", "q"):
             self._ask_quit()
             return
+        if word == "abandon":
+            self.ask_abandon()
+            return
         if self.over:
             self.error = "the game is over; press q to leave"
             return
@@ -240,6 +243,36 @@ class TableApp:
             self.pick(self.sel)
         return False  # clear the line
 
+    def stalled(self) -> bool:
+        """Whether the session says a peer has kept the table waiting (offer "abandon")."""
+        probe = getattr(self.session, "stalled_on", None)
+        return bool(probe is not None and not self.over and not self.fatal and probe())
+
+    def abandon_target(self) -> str:
+        """Who we would stop waiting for, in words (the table's own ``waiting_for()``)."""
+        probe = getattr(self.session, "stalled_on", None)
+        got = probe() if probe is not None else None
+        seats = got[1] if got else tuple(s for s in self.session.waiting_for()
+                                         if s != self.session.seat)
+        names = self.session.names
+        return ", ".join(f"{names[s]} (seat {s})" for s in seats if 0 <= s < len(names)) \
+            or "nobody"
+
+    def ask_abandon(self) -> None:
+        """The "abandon" command: confirm, then stop a table that waits on a silent peer."""
+        if getattr(self.session, "abandon", None) is None:
+            self.error = "nothing to abandon: every seat plays in this process"
+        elif self.over or self.fatal:
+            self.error = "the game has ended; press q to leave"
+        else:
+            self.error = ""
+            self.overlay = "abandon"
+
+    def _abandon(self) -> None:
+        self.overlay = None
+        if not self.session.abandon():  # type: ignore[attr-defined]
+            self.error = "the table has already stopped"
+
     def _ask_quit(self) -> None:
         if self.over or self.fatal:
             self.app.exit(result="over" if self.over else "quit")
@@ -252,6 +285,8 @@ class TableApp:
         empty = Condition(lambda: self.input.text == "" and self.overlay is None)
         quitting = Condition(lambda: self.overlay == "quit")
         helping = Condition(lambda: self.overlay == "help")
+        abandoning = Condition(lambda: self.overlay == "abandon")
+        stalled = Condition(self.stalled)
 
         for i, key in enumerate(KEYS):
             def _pick(event: KeyPressEvent, i: int = i) -> None:
@@ -292,6 +327,19 @@ class TableApp:
 
         @kb.add("<any>", filter=quitting)
         def _no(event: KeyPressEvent) -> None:
+            self.overlay = None
+
+        @kb.add("a", filter=empty & stalled)
+        def _ask_abandon(event: KeyPressEvent) -> None:
+            self.ask_abandon()
+
+        @kb.add("y", filter=abandoning)
+        @kb.add("Y", filter=abandoning)
+        def _yes_abandon(event: KeyPressEvent) -> None:
+            self._abandon()
+
+        @kb.add("<any>", filter=abandoning)
+        def _keep_waiting(event: KeyPressEvent) -> None:
             self.overlay = None
 
         @kb.add("<any>", filter=helping)
@@ -512,11 +560,20 @@ class TableApp:
             title="Help — any key closes",
             style="class:overlay",
         )
+        abandoning_now = Condition(lambda: self.overlay == "abandon")
         quit_box = Frame(
             Window(FormattedTextControl(
                 " Leave the table? The game record is kept.\n\n  y: leave    any other key: stay "
             ), height=3, width=46, style="class:overlay"),
             title="Quit",
+            style="class:overlay",
+        )
+        abandon_box = Frame(
+            Window(FormattedTextControl(lambda: (
+                f" Stop waiting for {self.abandon_target()}?\n The game ends here; "
+                "the record so far is kept.\n\n  y: abandon    any other key: keep waiting ")),
+                height=4, width=60, style="class:overlay"),
+            title="Abandon the table",
             style="class:overlay",
         )
         return FloatContainer(
@@ -528,6 +585,7 @@ class TableApp:
                     lambda: self.overlay == "help")), top=0, bottom=0, left=0, right=0),
                 Float(ConditionalContainer(quit_box, filter=Condition(
                     lambda: self.overlay == "quit"))),
+                Float(ConditionalContainer(abandon_box, filter=abandoning_now)),
             ],
         )
 

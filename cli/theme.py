@@ -131,6 +131,8 @@ STYLE = Style.from_dict(
         "city.end": "#d0d0d0 bold",
         "route": "#6c6c6c",
         "title": "bold",
+        "bold": "bold",
+        "words": "bold reverse",
         "status": "reverse",
         "status.turn": "reverse bold",
         "banner.bad": "bg:#870000 #ffffff bold",

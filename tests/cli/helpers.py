@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
@@ -41,8 +42,9 @@ class Output80x24(DummyOutput):
         return Size(rows=24, columns=80)
 
 
-def screen_text(app: TableApp, width: int = 80, height: int = 24) -> list[str]:
-    """Render the table's layout into a screen buffer and return its lines of text."""
+def screen_text(app: TableApp | Any, width: int = 80, height: int = 24) -> list[str]:
+    """Render a screen's layout (a TableApp, a LobbyScreen: anything with ``.app``) into a
+    screen buffer and return its lines of text."""
     from prompt_toolkit.application.current import set_app
 
     screen = Screen()

@@ -1,0 +1,100 @@
+"""The table screen's "abandon": when a peer stalls the status line names who we wait for
+(from ``Table.waiting_for()``), ``a`` asks to confirm and ``y`` calls ``Table.abandon``.
+
+The table here is a stand-in with the public surface NetSession reads, so the stall is
+immediate and deterministic (a real silent peer takes a stall timeout to show)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.input import create_pipe_input
+
+from cli import net_session
+from cli.net_session import NetSession, RunOutcome
+from cli.session import SeatInfo
+from cli.table_app import TableApp
+from engine.game import new_game
+from engine.state import make_config
+from p2p.lockstep import TableStopped
+from tests.cli.helpers import Output80x24, screen_text, until
+
+NAMES = ["Ann", "Marco", "Leyla"]
+
+
+class StalledTable:
+    """Waits forever for seat 2's action until abandoned (then stops naming seat 2)."""
+
+    def __init__(self) -> None:
+        self.state = new_game(make_config(3))
+        self.n = 3
+        self.on_step: Any = None
+        self.session = type("S", (), {"current": None})()
+        self.transport = object()
+        self.abandoned: list[str] = []
+        self.stopped = asyncio.Event()
+
+    def hand(self) -> dict[int, int]:
+        return {}
+
+    def waiting_for(self) -> tuple[str, list[int]] | None:
+        return ("the action of seat 2", [2])
+
+    def abandon(self, reason: str = "abandoned by the player") -> None:
+        self.abandoned.append(reason)
+        self.stopped.set()
+
+
+async def _abandon_flow() -> tuple[StalledTable, list[str], str]:
+    table = StalledTable()
+
+    async def runner(human: Any, attach: Any) -> RunOutcome:
+        attach(table)
+        await table.stopped.wait()
+        raise TableStopped(2, "abandoned", "was waiting for the action of seat 2")
+
+    with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
+        seats = [SeatInfo(n, "human" if i == 0 else "peer") for i, n in enumerate(NAMES)]
+        session = NetSession(seats, 0, runner)
+        app = TableApp(session)
+        task = asyncio.create_task(app.run())
+        await until(lambda: app.stalled(), 5)
+        await until(lambda: app.status is not None and "Leyla (seat 2)" in
+                    (app.status.text or ""), 5)
+        screen = screen_text(app)
+        inp.send_text("a")
+        await until(lambda: app.overlay == "abandon", 5)
+        confirm = "\n".join(screen_text(app))
+        assert "Stop waiting for Leyla (seat 2)?" in confirm
+        inp.send_text("y")
+        await until(lambda: app.fatal is not None, 5)
+        fatal = app.fatal or ""
+        inp.send_text("q")
+        assert await asyncio.wait_for(task, 5) == "quit"
+        await session.close()
+        return table, screen, fatal
+
+
+@pytest.mark.timeout(30)
+def test_abandon_a_stalled_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(net_session, "STALL_NOTICE", 0.0)
+    table, screen, fatal = asyncio.run(asyncio.wait_for(_abandon_flow(), 20))
+    banner = next(x for x in screen if "Waiting" in x)
+    assert "Leyla (seat 2)" in banner and "a: abandon" in banner
+    assert table.abandoned == ["abandoned by Ann"]
+    assert "Leyla (seat 2)" in fatal and "abandoned" in fatal
+
+
+def test_abandon_is_refused_at_a_local_table() -> None:
+    from tests.cli.helpers import make_session
+
+    async def go() -> str:
+        with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
+            app = TableApp(make_session())
+            app.run_command("abandon")
+            return app.error
+
+    assert "nothing to abandon" in asyncio.run(go())
