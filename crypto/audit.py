@@ -38,6 +38,10 @@ from .elgamal import Ciphertext, decrypt_with_key
 from .errors import CheatDetected, MalformedInput
 from .ledger import BAG
 from .protocols.base import Op
+from .protocols.chain import ShuffleChain
+from .protocols.deal import Deal
+from .protocols.steal import Steal
+from .protocols.withdraw import Withdraw
 from .session import TokenSession, parse_body
 from .transcript import ACK_KIND, Envelope, TranscriptLog
 
@@ -163,9 +167,8 @@ class Auditor:
                     self._env_index = self._secret_env[p]
                     raise self._fail(p, "secret-key-mismatch",
                                      "published secret key does not match the public key")
-        if self._x is not None and op.name in ("deal", "reshuffle_bag") and \
-                not getattr(op, "verified", True):
-            decks = op.decks  # type: ignore[attr-defined]
+        if self._x is not None and isinstance(op, ShuffleChain) and not op.verified:
+            decks = op.decks
             for k in range(self.n):
                 raw = self._witnesses.get((op.index, k))
                 if raw is None:
@@ -179,15 +182,14 @@ class Auditor:
                 if why is not None:
                     raise self._fail(k, "shuffle-not-permutation",
                                      f"op {op.index} shuffle {k}: {why}")
-        if self._x is not None and op.name == "withdraw":
-            bag_before = [self._label(session, ct) for ct in op.bag]  # type: ignore[attr-defined]
+        if self._x is not None and isinstance(op, Withdraw):
+            bag_before = [self._label(session, ct) for ct in op.bag]
             counts = Counter(lab for lab in bag_before if lab is not None)
             extra["available"] = []
-            for (lab, k), claim in zip(op.requests, op.claims,  # type: ignore[attr-defined]
-                                       strict=True):
+            for (lab, k), claim in zip(op.requests, op.claims, strict=True):
                 extra["available"].append(counts[lab])
                 if claim != min(counts[lab], k):
-                    raise self._fail(op.taker, "withdraw-false-count",  # type: ignore[attr-defined]
+                    raise self._fail(op.taker, "withdraw-false-count",
                                      f"claimed {claim} of {lab!r} available (asked {k}) but the "
                                      f"bag held {counts[lab]}")
         zones = self._zones(session)
@@ -197,15 +199,15 @@ class Auditor:
                 raise self._fail(None, "invalid-plaintext",
                                  f"after op {op.name}#{op.index} a token decrypts to no label")
             multiset = Counter(lab for lab in flat if lab is not None)
-            if op.name == "deal":
-                self._deck = Counter(op.labels)  # type: ignore[attr-defined]
+            if isinstance(op, Deal):
+                self._deck = Counter(op.labels)
             if self._deck is not None and multiset != self._deck:
                 raise self._fail(None, "conservation",
                                  f"after op {op.name}#{op.index} the tokens are "
                                  f"{dict(sorted(multiset.items()))}, expected "
                                  f"{dict(sorted(self._deck.items()))}")
-            if op.name == "steal":
-                extra["stolen"] = zones[op.thief][-1]  # type: ignore[attr-defined]
+            if isinstance(op, Steal):
+                extra["stolen"] = zones[op.thief][-1]
         if self.hook is not None:
             self.hook(OpEvent(op.index, self._env_index, op.name, op.args, op.result, zones,
                               extra))
