@@ -87,6 +87,14 @@ def _sum(points: Sequence[bytes], start: bytes | None = None) -> bytes | None:
     return acc
 
 
+def _total(points: Sequence[bytes], start: bytes | None = None) -> bytes:
+    """Sum of a non-empty list of points (the verifier only sums lists of length n >= 1)."""
+    acc = _sum(points, start)
+    if acc is None:
+        raise MalformedInput("empty sum of points")
+    return acc
+
+
 def _scalar(s: int) -> int:
     """Reduce mod L; 0 is mapped to 1 (only for hash outputs, probability 2^-252)."""
     s %= L
@@ -253,7 +261,7 @@ def _recompute(inp: Sequence[Ciphertext], out: Sequence[Ciphertext], joint: g.Po
         prod_u = prod_u * x % L
     cu = [c * x % L for x in u]
     # Σ c·u_k·C_k  (validates every C_k)
-    cu_c = _sum([_mul(x, ck) for x, ck in zip(cu, comm, strict=True)])
+    cu_c = _total([_mul(x, ck) for x, ck in zip(cu, comm, strict=True)])
     # t̂_i = ŝ_i·G + s'_i·Ĉ_{i−1} − c·Ĉ_i  (validates every Ĉ_i)
     that = []
     prev = _H0
@@ -261,19 +269,18 @@ def _recompute(inp: Sequence[Ciphertext], out: Sequence[Ciphertext], joint: g.Po
         that.append(_sub(_add(_base(_sb(shat[i])), _mul(sp[i], prev)), _mul(c, chain[i])))
         prev = chain[i]
     # Σ s'_i·out_i − s4·(G, Y) − Σ c·u_k·inp_k  (validates every output point)
-    outa = _sum([_mul(x, ct[0]) for x, ct in zip(sp, out, strict=True)])
-    outb = _sum([_mul(x, ct[1]) for x, ct in zip(sp, out, strict=True)])
-    ina = _sum([_mul(x, ct[0]) for x, ct in zip(cu, inp, strict=True)])
-    inb = _sum([_mul(x, ct[1]) for x, ct in zip(cu, inp, strict=True)])
-    assert outa and outb and ina and inb and cu_c
+    outa = _total([_mul(x, ct[0]) for x, ct in zip(sp, out, strict=True)])
+    outb = _total([_mul(x, ct[1]) for x, ct in zip(sp, out, strict=True)])
+    ina = _total([_mul(x, ct[0]) for x, ct in zip(cu, inp, strict=True)])
+    inb = _total([_mul(x, ct[1]) for x, ct in zip(cu, inp, strict=True)])
     # Σ C_k − Σ H_i = r̄·G ;  Ĉ_N − (Π u_k)·H = r̂·G
-    c_bar = _sub(_sum(comm), _sum(hs))  # type: ignore[arg-type]
+    c_bar = _sub(_total(comm), _total(hs))
     c_hat = _sub(chain[-1], _mul(prod_u, _H0))
     if c_bar == g.IDENTITY or c_hat == g.IDENTITY:
         return None, that
     t1 = _sub(_base(_sb(s1)), _mul(c, c_bar))
     t2 = _sub(_base(_sb(s2)), _mul(c, c_hat))
-    t3 = _sub(_sum([_mul(x, h) for x, h in zip(sp, hs, strict=True)],  # type: ignore[arg-type]
+    t3 = _sub(_total([_mul(x, h) for x, h in zip(sp, hs, strict=True)],
                    _base(_sb(s3))), cu_c)
     t4a = _sub(_sub(outa, _base(_sb(s4))), ina)
     t4b = _sub(_sub(outb, _mul(s4, joint)), inb)
