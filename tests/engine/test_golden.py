@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -48,8 +49,8 @@ def _parse(text: str) -> tuple[int, bool, list[tuple[bytes, str]]]:
 
 
 @pytest.mark.parametrize("game", GAMES, ids=[g.name for g in GAMES])
-def test_golden_file_replays_hash_for_hash(game: object) -> None:
-    path: Path = game.path  # type: ignore[attr-defined]
+def test_golden_file_replays_hash_for_hash(game: Any) -> None:
+    path: Path = game.path
     players, reverse, steps = _parse(path.read_text(encoding="utf-8"))
     assert len(steps) > 100
     s = new_game(make_config(players, reverse))
@@ -60,8 +61,8 @@ def test_golden_file_replays_hash_for_hash(game: object) -> None:
 
 
 @pytest.mark.parametrize("game", GAMES, ids=[g.name for g in GAMES])
-def test_golden_file_is_up_to_date(game: object) -> None:
-    path: Path = game.path  # type: ignore[attr-defined]
+def test_golden_file_is_up_to_date(game: Any) -> None:
+    path: Path = game.path
     assert REGEN.render(game) == path.read_text(encoding="utf-8"), (
         f"{path.name} is stale: run python scripts/regen_golden.py and review the diff"
     )

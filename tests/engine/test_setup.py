@@ -16,7 +16,7 @@ from engine.game import new_game
 from engine.layout import lay_out_tiles
 from engine.rng import DetRng
 from engine.rules import actors, apply
-from engine.state import Phase, make_config
+from engine.state import GameState, Phase, make_config
 from engine.tiles import BARTERER, CROOK, KEPT_KINDS
 
 PLAYERS = (3, 4, 5, 6)
@@ -27,7 +27,7 @@ def _seed(i: int) -> Seed:
     return Seed(i.to_bytes(4, "big") * 8)
 
 
-def _seeded(players: int, reverse: bool, i: int):  # type: ignore[no-untyped-def]
+def _seeded(players: int, reverse: bool, i: int) -> GameState:
     s = new_game(make_config(players, reverse))
     apply(s, _seed(i))
     return s
