@@ -16,6 +16,7 @@ from crypto.audit import audit
 from crypto.elgamal import encode_deck, public_token, reencrypt
 from crypto.errors import CheatDetected, InvalidPoint, MalformedInput
 from crypto.protocols.base import Step
+from crypto.protocols.chain import ShuffleChain
 from crypto.protocols.deal import Deal
 from crypto.protocols.steal import Steal
 
@@ -219,7 +220,8 @@ def test_invalid_point_in_tw_deck_is_named() -> None:
 def test_honest_tw_deal_verifies_and_audits_fair(n: int) -> None:
     bus = dealt_bus(n, per_label=2, k=1, verified=True)
     assert all(None not in s.my_labels() for s in bus.sessions)
-    assert bus.sessions[0].history[-1].proof_kind == sh.PROOF_TW  # type: ignore[attr-defined]
+    deal = bus.sessions[0].history[-1]
+    assert isinstance(deal, ShuffleChain) and deal.proof_kind == sh.PROOF_TW
     bus.run(lambda s: s.reshuffle_bag(True))
     bus.run(lambda s: s.steal(1, 0))
     bus.run(lambda s: s.reveal_secrets())
@@ -246,7 +248,7 @@ def test_cut_and_choose_option_honest_and_cheating() -> None:
     bus = make_bus(3, lam=8)
     bus.run(lambda s: s.deal(spec(2), 1, True, proof=sh.PROOF_CC))
     op = bus.sessions[0].history[-1]
-    assert op.proof_kind == sh.PROOF_CC  # type: ignore[attr-defined]
+    assert isinstance(op, ShuffleChain) and op.proof_kind == sh.PROOF_CC
     assert op.args[2] == sh.PROOF_CC
     bus.run(lambda s: s.reshuffle_bag(True, proof=sh.PROOF_CC))
     bus.run(lambda s: s.steal(1, 0, proof=sh.PROOF_CC))
