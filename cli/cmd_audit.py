@@ -11,35 +11,46 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from crypto.audit import Violation
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "audit",
         help="check a game transcript: signatures, proofs, every token, the rules",
         description="Audit a signed game transcript (game.silkroad) written by a networked "
-        "game. Exit code 0: fair; 1: unfair, the first violation is named (who, where, "
-        "which rule); 2: the file cannot be read.",
+        "game, or a seat's game folder (the part played of a game that was left or "
+        "stopped). Exit code 0: fair; 1: unfair, the first violation is named (who, where, "
+        "which rule), or incomplete (a folder: the game did not reach its end); 2: it "
+        "cannot be read.",
         epilog="Examples:\n  silkroad audit games/20250101-120000-seed7.silkroad\n"
-        "  silkroad audit game.silkroad --json",
+        "  silkroad audit game.silkroad --json\n"
+        "  silkroad audit games/peers/3fa1c2d4e5f60718     (a game left mid-way)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("path", help="the transcript (game.silkroad)")
+    p.add_argument("path", help="the transcript (game.silkroad) or a seat's game folder")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from cli.net_report import verdict_of
-    from p2p.game_audit import audit_game, summary
+    from p2p.game_audit import audit_folder, audit_game, summary
 
-    report = audit_game(args.path)
+    folder = Path(args.path).is_dir()
+    report = audit_folder(args.path) if folder else audit_game(args.path)
     code = report.exit_code
     out = summary(report)
-    out["verdict"] = verdict_of(code)
+    names = _folder_names(args.path) if folder else _roster_names(args.path)
+    # a game left or stopped mid-way: nobody cheated in the part played, but it is not a
+    # finished fair game either (exit code 1, like any game that is not proven fair)
+    incomplete, waiting = _incomplete(report.violation, folder, names)
+    out["verdict"] = "incomplete" if incomplete else verdict_of(code)
     out["path"] = args.path
-    names = _roster_names(args.path)
     if report.violation is not None:
         v = report.violation
         out["violation"] = {"party": v.party, "envelope": v.envelope, "rule": v.rule,
@@ -48,21 +59,29 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out))
         return code
     if code == 2:
-        print(f"silkroad audit: {report.error} — is this a game.silkroad transcript "
-              "written by 'silkroad play' (not --local), host or join?", file=sys.stderr)
+        what = "a seat's game folder (with meta.json and transcript.bin)" if folder else \
+            "a game.silkroad transcript written by 'silkroad play' (not --local), host or join"
+        print(f"silkroad audit: {report.error} — is this {what}?", file=sys.stderr)
+        return code
+    if incomplete:
+        stop = report.stopped or {}
+        why = f"; the table stopped: {stop.get('detail') or stop.get('rule')}" if stop else ""
+        print(f"INCOMPLETE: {report.steps} engine steps replayed and every signature, proof "
+              f"and rule checks out so far, but the game did not reach its end{waiting}{why}.")
         return code
     if code == 0:
         print(f"FAIR: {report.steps} engine steps replayed; every signature, proof and token "
               f"checks out. Scores {report.scores}.")
         return code
-    v = report.violation
-    if v is None:
+    found = report.violation
+    if found is None:
         print("UNFAIR: the transcript is incomplete (the game did not reach the final "
               "reveal)")
         return code
-    where = "the end of the transcript" if v.envelope is None else f"envelope #{v.envelope}"
-    print(f"UNFAIR: {_who(v.party, names)} broke the rules at {where}: rule {v.rule}: "
-          f"{v.detail}")
+    where = "the end of the transcript" if found.envelope is None else \
+        f"envelope #{found.envelope}"
+    print(f"UNFAIR: {_who(found.party, names)} broke the rules at {where}: rule {found.rule}: "
+          f"{found.detail}")
     return code
 
 
@@ -72,6 +91,34 @@ def _roster_names(path: str) -> list[str]:
 
     try:
         return [e.name for e in read_export(path).roster]
+    except (StoreError, OSError, ValueError):
+        return []
+
+
+def _incomplete(v: Violation | None, folder: bool, names: list[str]) -> tuple[bool, str]:
+    """Whether the only finding is that the game stops early, and (for a folder) whom it
+    was still waiting for, as words to append.
+
+    A seat's folder ends wherever that seat left: an op still waiting for messages at the
+    *end* of the transcript (``missing-message`` with no envelope) is the game stopping
+    there, not a cheat — nobody can be blamed for messages the game never got to ask for.
+    In an exported game (the finished transcript) a missing message stays unfair."""
+    if v is None:
+        return False, ""
+    if v.rule == "incomplete":
+        return True, ""
+    if folder and v.rule == "missing-message" and v.envelope is None:
+        who = _who(v.party, names) if v.party is not None else "some seats"
+        return True, f" (it stopped while waiting for {who}: {v.detail})"
+    return False, ""
+
+
+def _folder_names(folder: str) -> list[str]:
+    """The players' names from a game folder's ``meta.json`` (empty if unreadable)."""
+    from p2p.store import GameStore, StoreError
+
+    try:
+        return [e.name for e in GameStore(folder).load_meta()[0]]
     except (StoreError, OSError, ValueError):
         return []
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Any
 
 BENCHES = {
     "engine": "bench.engine_bench",
@@ -18,7 +17,7 @@ BENCHES = {
 }
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "bench",
         help="performance benchmarks (engine, crypto, net)",

@@ -28,8 +28,9 @@ from typing import Any
 
 from cli.bots import BOT_KINDS, DEFAULT_KIND
 from cli.cmd_play import BOT_NAMES, _human_name
-from cli.net_session import Attach, NetSession, RunOutcome, quiet_network_logs
+from cli.net_session import Attach, NetSession, Runner, RunOutcome, quiet_network_logs
 from cli.session import SeatInfo
+from p2p.lockstep import HumanDecider
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -55,7 +56,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verbose", action="store_true", help="show the network layer's log")
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     h = sub.add_parser(
         "host", help="open a table on the LAN and play at it",
         description="Open a table others can join (they see it with 'silkroad tables'). "
@@ -317,13 +318,14 @@ async def _host(args: argparse.Namespace, me_name: str) -> tuple[NetSession | No
         else:
             assert screen is not None
             try:
-                setup = await _host_lobby(table, args, dial, listener.port, bots, screen)
-                if setup is not None and not await show_words(screen, setup.words):
-                    setup = None
+                chosen = await _host_lobby(table, args, dial, listener.port, bots, screen)
+                if chosen is not None and not await show_words(screen, chosen.words):
+                    chosen = None
             finally:
                 await _close_screen(screen, app)
-            if setup is None:
+            if chosen is None:
                 return None, "quit"
+            setup = chosen
         _say(args, event="seated", seat=0, words=list(setup.words),
              players=[e.name for e in setup.roster])
         agent = None
@@ -364,9 +366,9 @@ async def _host(args: argparse.Namespace, me_name: str) -> tuple[NetSession | No
             await listener.close()
 
 
-def _with_agent(runner: Any) -> Any:
+def _with_agent(runner: Runner) -> Runner:
     """Headless: our seat is played by the bot given to the runner, so pass no human."""
-    async def run(human: Any, attach: Attach) -> RunOutcome:
+    async def run(human: HumanDecider | None, attach: Attach) -> RunOutcome:
         return await runner(None, attach)
     return run
 
@@ -444,7 +446,7 @@ async def show_words(screen: Any, words: tuple[str, ...] | list[str],
         msg = await asyncio.wait_for(screen.inbox.get(), hold)
     except TimeoutError:
         return True
-    return msg[0] != "quit"
+    return bool(msg[0] != "quit")
 
 
 async def _close_screen(screen: Any, app: asyncio.Task[Any] | None) -> None:
@@ -632,10 +634,14 @@ async def _join_lobby(listener: Any, args: argparse.Namespace, name: str,
                     screen.show(lines, "q leave the table")
 
                 screen.show([("bold", f"Joining {label}…")], "q cancel")
-                kw = dict(name=name, join_code=code, start_timeout=args.timeout,
-                          on_lobby=on_lobby)
-                coro = join_discovered(listener, info, **kw) if info is not None else \
-                    join_table(listener, target[0], target[1], **kw)  # type: ignore[index]
+                if info is not None:
+                    coro = join_discovered(listener, info, name=name, join_code=code,
+                                           start_timeout=args.timeout, on_lobby=on_lobby)
+                else:
+                    assert target is not None  # no table picked: we were given HOST:PORT
+                    coro = join_table(listener, target[0], target[1], name=name,
+                                      join_code=code, start_timeout=args.timeout,
+                                      on_lobby=on_lobby)
                 joining = asyncio.create_task(coro)
                 while True:
                     asked = asyncio.create_task(screen.inbox.get())

@@ -16,7 +16,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from cli.bots import BOT_KINDS, DEFAULT_KIND, BotUnavailable
 from cli.local_session import LocalSession
@@ -32,7 +31,7 @@ BOT_NAMES = ("Marco", "Leyla", "Zhang", "Omar", "Roxana")
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "play",
         help="play a game against bots on this machine",

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from cli.save_file import SaveFileError, load_game
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "replay",
         help="step forward and back through a saved game",

@@ -27,7 +27,7 @@ checked against the game's invariants; the exit code is 1 if any was violated,
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``simulate`` sub-command to the CLI's sub-parsers."""
     p = sub.add_parser(
         "simulate",

@@ -8,7 +8,7 @@ The completer offers the canonical commands of the legal actions.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -259,12 +259,13 @@ class CommandParser:
 class CommandCompleter(Completer):
     """Completes the canonical commands of whatever is legal at the moment of typing."""
 
-    def __init__(self, source: object) -> None:
-        self._source = source  # a callable returning the current CommandParser
+    def __init__(self, source: Callable[[], CommandParser | None]) -> None:
+        # asked at every keystroke: what is legal changes while the player types
+        self._source = source
 
     def get_completions(self, document: Document, complete_event: CompleteEvent
                         ) -> Iterable[Completion]:
-        parser = self._source()  # type: ignore[operator]
+        parser = self._source()
         text = document.text_before_cursor.lower()
         if parser is None:
             cmds: list[tuple[str, str]] = []

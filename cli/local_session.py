@@ -122,7 +122,7 @@ class LocalSession:
         self._commit(action)
         self._wake.set()
 
-    async def events(self) -> AsyncIterator[Event]:  # type: ignore[override]
+    async def events(self) -> AsyncIterator[Event]:
         while True:
             ev = await self._queue.get()
             if ev is None:

@@ -8,9 +8,12 @@ errors are one clear line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from typing import NoReturn
 
 from cli import cmd_audit, cmd_bench, cmd_net, cmd_play, cmd_replay, cmd_simulate
 
@@ -27,14 +30,14 @@ def _version() -> str:
 class _Parser(argparse.ArgumentParser):
     """argparse that says how to get help after a usage error (exit code 2)."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n"
                               f"Run '{self.prog} --help' for the options.\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser: argparse.ArgumentParser = _Parser(
         prog="silkroad",
         description="Silk Road (Cheatham & Faidutti) in your terminal: "
         "bid for the caravan, trade along the road, bribe the Grand Vizier.",
@@ -44,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"silkroad {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # sub-commands are built with type(parser), i.e. _Parser: the same usage errors
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     cmd_play.register(sub)
     cmd_net.register(sub)
     cmd_audit.register(sub)
@@ -65,6 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(func(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
+        return EXIT_FAIL
+    except BrokenPipeError:
+        # the reader went away (``silkroad play --headless | head``): stop quietly, and
+        # point stdout at /dev/null so the interpreter's final flush cannot fail again
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAIL
 
 

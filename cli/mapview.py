@@ -107,12 +107,49 @@ def _cell(
     return frags
 
 
+def map_window(rows: int, here: int, height: int | None) -> tuple[int, int]:
+    """Which rows ``[first, end)`` to draw in ``height`` lines so the caravan's row
+    (``here``) shows; a clipped side costs one line for its "more rows" marker.
+
+    A board taller than the screen scrolls with the caravan rather than pushing the menu
+    and the command line off an 80x24 terminal: we keep one passed row above the caravan
+    (where it came from) and as many rows ahead as fit (where it can go)."""
+    if height is None or rows <= height:
+        return 0, rows
+    height = max(height, 3)  # a marker, the caravan's row, a marker
+    best: tuple[tuple[int, int, int, int], tuple[int, int]] | None = None
+    for first in range(rows):
+        top = 1 if first else 0
+        end = min(rows, first + height - top)
+        if end < rows:
+            end -= 1  # the "more rows ahead" marker takes the last line
+        if not first <= here < end:
+            continue
+        ahead = min(end - 1 - here, 2)
+        behind = 1 if here > first or here == 0 else 0
+        key = (-ahead, -behind, -(end - first), abs(first - (here - 1)))
+        if best is None or key < best[0]:
+            best = (key, (first, end))
+    assert best is not None
+    return best[1]
+
+
+def city_row(board: Board, city: int) -> int:
+    """The map row ``city`` is drawn on."""
+    return next(r for r, row in enumerate(board_rows(board)) if city in row)
+
+
 def render_map(
-    s: GameState, route: Sequence[int] = (), width: int | None = None
+    s: GameState, route: Sequence[int] = (), width: int | None = None,
+    height: int | None = None,
 ) -> StyleAndTextTuples:
-    """The map, one line per row; a row's second city starts in a fixed column."""
+    """The map, one line per row; a row's second city starts in a fixed column.
+
+    With ``height`` (lines available) a taller board shows a window of rows around the
+    caravan (:func:`map_window`), with a muted line saying how many rows are hidden."""
     board = s.board
     rows = board_rows(board)
+    first, end = map_window(len(rows), city_row(board, s.city), height)
     ahead = reachable(board, s.city)
     name_w = max(len(city_label(board, c)) for c in range(len(board.cities)))
     cells = [[_cell(s, c, route, ahead, name_w) for c in row] for row in rows]
@@ -123,7 +160,9 @@ def render_map(
         for i, cell in enumerate(row[:3]):
             col_w[i] = max(col_w[i], fragment_list_width(cell))
     out: StyleAndTextTuples = []
-    for r, row in enumerate(cells):
+    if first:
+        out.append(("class:muted", f"  ↑ {first} more row{'s' * (first > 1)} passed\n"))
+    for r, row in enumerate(cells[first:end]):
         if r:
             out.append(("", "\n"))
         x = 0
@@ -138,6 +177,9 @@ def render_map(
                 x += max(1, pad)
             out.extend(cell)
             x += fragment_list_width(cell)
+    if end < len(rows):
+        left = len(rows) - end
+        out.append(("class:muted", f"\n  ↓ {left} more row{'s' * (left > 1)} ahead"))
     return out
 
 

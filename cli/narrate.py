@@ -131,8 +131,8 @@ class Narrator:
                 f"{self.who(b.actor)} {self._v('pass', b.actor)} the pawn to {self._obj(a.to)}."
             ]
         if isinstance(a, Decline):
-            t = b.tile
-            what = describe_tile(t) if t is not None else "action"
+            declined = b.tile
+            what = describe_tile(declined) if declined is not None else "action"
             if b.trades_done:
                 return [f"{self.who(b.actor)} {self._v('stop', b.actor)} trading."]
             if b.printed:

@@ -8,6 +8,7 @@ that stopped names the culprit on stderr with exit code 1.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -32,6 +33,18 @@ def audit_summary(path: Path) -> dict[str, Any]:
     out = summary(report)
     out["verdict"] = verdict_of(report.exit_code)
     return out
+
+
+def left_line(session: NetSession) -> str:
+    """The one line after leaving a game mid-way: where this seat's game folder is (it is
+    kept: it holds every signed envelope so far) and how to check the part played."""
+    table = session.table
+    store = table.store if table is not None else None
+    if store is None or not store.folder.exists():
+        return "You left the table before the end."
+    where = shlex.quote(str(store.folder))
+    return (f"You left the table before the end. The game so far is in {where} — "
+            f"'silkroad audit {where}' checks the part played.")
 
 
 def finish_report(session: NetSession, target: Path, seed: int | None, wall: float,
@@ -63,7 +76,7 @@ def finish_report(session: NetSession, target: Path, seed: int | None, wall: flo
     s = session.state
     if s.final is None:
         if quit_early:
-            print("You left the table before the end.")
+            print(left_line(session))
             return EXIT_OK
         print(f"{prog}: the game stopped before the end", file=sys.stderr)
         return EXIT_FAIL

@@ -36,7 +36,7 @@ from engine.game import new_game
 from engine.rules import actors, apply, is_simultaneous
 from engine.state import GameState, Phase, make_config
 from engine.view import PlayerView
-from p2p.lockstep import HumanDecider, Table, TableStopped
+from p2p.lockstep import Agent, HumanDecider, Table, TableStopped
 
 POLL = 0.12
 """Seconds between looks at the table's crypto progress and links."""
@@ -69,8 +69,13 @@ RULE_TEXT = {
 
 def quiet_network_logs(verbose: bool = False) -> None:
     """Keep the p2p and crypto loggers off the terminal: a full-screen UI or a JSON line on
-    stdout must not be interleaved with "seat 2 down" warnings.  ``verbose`` restores them."""
-    for name in ("p2p", "crypto"):
+    stdout must not be interleaved with "seat 2 down" warnings.  ``verbose`` restores them.
+
+    asyncio's own logger goes too: on Python 3.11 a connection handler cancelled while the
+    listener closes (a peer that crashed and came back) makes asyncio log "Exception in
+    callback … CancelledError" with a traceback, which is noise to a player, not an error
+    of the game (``--verbose`` shows it)."""
+    for name in ("p2p", "crypto", "asyncio"):
         lg = logging.getLogger(name)
         lg.propagate = verbose
         if not verbose and not any(isinstance(h, logging.NullHandler) for h in lg.handlers):
@@ -181,7 +186,7 @@ class NetSession:
             self._emit(Status("You chose. Waiting for the others to reveal…"))
         fut.set_result(action)
 
-    async def events(self) -> AsyncIterator[Event]:  # type: ignore[override]
+    async def events(self) -> AsyncIterator[Event]:
         while True:
             ev = await self._queue.get()
             if ev is None:
@@ -391,7 +396,7 @@ class NetSession:
         return f"The table stopped: {who} — {why}"
 
 
-def paced(agent: Any, delay: float) -> HumanDecider:
+def paced(agent: Agent, delay: float) -> HumanDecider:
     """A bot as an async decider that waits ``delay`` s before each move.
 
     The bot peers of ``silkroad play`` share the event loop with the table screen, so the
@@ -399,7 +404,7 @@ def paced(agent: Any, delay: float) -> HumanDecider:
     :class:`p2p.lockstep.Table` awaits its ``human`` decider, so we install this there."""
     async def decide(view: PlayerView, legal: list[Action]) -> Action:
         await asyncio.sleep(delay)
-        return agent.choose(view, legal)  # type: ignore[no-any-return]
+        return agent.choose(view, legal)
 
     return decide
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.formatted_text.utils import fragment_list_width
 
 from cli.session import SeatInfo
 from cli.theme import GOOD_LETTER, GOOD_STYLE
@@ -30,17 +31,20 @@ def goods_counts(colours: Sequence[int]) -> list[int]:
     return out
 
 
-def goods_frags(counts: Sequence[int], unknown: int = 0) -> StyleAndTextTuples:
-    """``S2 J1 ?3``: a letter per colour (with its colour) and a count."""
+def goods_frags(counts: Sequence[int], unknown: int = 0,
+                compact: bool = False) -> StyleAndTextTuples:
+    """``S2 J1 ?3``: a letter per colour (with its colour) and a count; ``compact`` drops
+    the spaces (``S2J1?3``: the letters still separate the counts, with or without colour)."""
+    sep = "" if compact else " "
     frags: StyleAndTextTuples = []
     for c, k in enumerate(counts):
         if k:
-            if frags:
-                frags.append(("", " "))
+            if frags and sep:
+                frags.append(("", sep))
             frags.append((GOOD_STYLE[c] + " bold", f"{GOOD_LETTER[c]}{k}"))
     if unknown:
-        if frags:
-            frags.append(("", " "))
+        if frags and sep:
+            frags.append(("", sep))
         frags.append(("class:muted", f"?{unknown}"))
     if not frags:
         frags.append(("class:muted", "no goods"))
@@ -67,7 +71,7 @@ def render_players(
     s = view.state
     out: StyleAndTextTuples = []
     pawn = pawn_seat(s) if s.phase not in (Phase.SEED, Phase.DEAL) else -1
-    name_w = max(3, min(9, width - 17))
+    name_w = max(3, min(9, width - 18))
     for p in range(s.players):
         if p:
             out.append(("", "\n"))
@@ -79,30 +83,42 @@ def render_players(
         out.append(("class:player.turn" if turn else "", "▶" if turn else " "))
         out.append((base + (" class:player.turn" if turn else ""), f"{name:<{name_w}}"))
         out.append(("class:money", f" ${s.money[p]:<3}"))
-        out.append(("", f"{len(s.goods[p]):>2}g "))
+        out.append(("", f"{len(s.goods[p]):>3}g "))  # ">3": "$123" keeps a space before
         out.append(("class:pawn", PAWN if p == pawn else " "))
         out.append(("class:muted", TOKEN * s.tokens[p]))
-        out.append(("", "\n   "))
         own: dict[int, int] | None = None
         if hands is not None and p in hands:
             own = hands[p]
         elif p == me:
             own = view.hand
         if s.final is not None:
-            out.extend(goods_frags(goods_counts(s.final[p])))
+            counts, unknown = goods_counts(s.final[p]), 0
         elif own is not None:
-            out.extend(goods_frags(goods_counts([own[h] for h in s.goods[p] if h in own])))
+            counts, unknown = goods_counts([own[h] for h in s.goods[p] if h in own]), 0
         else:
-            known = view.public_colours(p)
-            out.extend(goods_frags(known, len(s.goods[p]) - sum(known)))
+            counts = view.public_colours(p)
+            unknown = len(s.goods[p]) - sum(counts)
         extras = []
         if s.crooks[p]:
             extras.append(f"C{s.crooks[p]}")
         if s.barterers[p]:
             extras.append(f"B{len(s.barterers[p])}")
-        if extras:
-            out.append(("class:tile.crook", "  " + " ".join(extras)))
+        out.extend(goods_line(counts, unknown, extras, width))
     return out
+
+
+def goods_line(counts: Sequence[int], unknown: int, extras: Sequence[str],
+               width: int) -> StyleAndTextTuples:
+    """A panel's second line (a newline, then goods and Crooks/Barterers) in ``width``
+    columns: spaced when it fits, else compact (``I2S3F1J4P2 C1B2``), so a player holding
+    every colour plus tiles never wraps into the next player's panel."""
+    goods = goods_frags(counts, unknown)
+    tail = "  " + " ".join(extras) if extras else ""
+    if 3 + fragment_list_width(goods) + len(tail) <= width:
+        return [("", "\n   "), *goods, *([("class:tile.crook", tail)] if tail else [])]
+    goods = goods_frags(counts, unknown, compact=True)
+    tail = " " + "".join(extras) if extras else ""
+    return [("", "\n "), *goods, *([("class:tile.crook", tail)] if tail else [])]
 
 
 def render_scores(s: GameState, names: Sequence[str], me: int | None) -> StyleAndTextTuples:

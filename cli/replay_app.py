@@ -8,6 +8,7 @@ today, a p2p transcript later) gets the same viewer.
 from __future__ import annotations
 
 from prompt_toolkit.application import Application
+from prompt_toolkit.application.current import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -112,23 +113,38 @@ class ReplayApp:
         s = self.model.states[self.step]
         if s.phase == Phase.OVER and s.final is not None:
             return render_scores(s, self.model.names, self.viewer)
-        return render_map(s, self.route())
+        return render_map(s, self.route(), height=self._body_height())
+
+    def shown_hands(self) -> dict[int, dict[int, int]]:
+        """Whose goods show in colour now, handle -> colour: only the viewer's own (the
+        others show what the table has seen, ``?`` for the rest), or everyone's for the
+        auditor.  The panels draw exactly this, so tests can check the view without bytes."""
+        s = self.model.states[self.step]
+        if self.viewer is not None:
+            return {self.viewer: self.model.hand(self.step, self.viewer)}
+        colours = self.model.hand(self.step, None)
+        return {p: {h: colours[h] for h in s.goods[p] if h in colours}
+                for p in range(s.players)}
+
+    def bag_counts(self) -> list[int] | None:
+        """The bag's goods per colour: the auditor's view only (None for a seat's view)."""
+        s = self.model.states[self.step]
+        if self.viewer is not None or not s.bag:
+            return None
+        colours = self.model.hand(self.step, None)
+        bag = [0] * NCOLOURS
+        for h in s.bag:
+            if h in colours:
+                bag[colours[h]] += 1
+        return bag
 
     def players_text(self) -> StyleAndTextTuples:
         view = self._view()
-        s = view.state
-        hands = None
-        if self.viewer is None:
-            colours = self.model.hand(self.step, None)
-            hands = {p: {h: colours[h] for h in s.goods[p] if h in colours}
-                     for p in range(s.players)}
-        out = render_players(view, self.seats, self.viewer, (), hands=hands, width=37)
-        if self.viewer is None and s.bag:
-            colours = self.model.hand(self.step, None)
-            bag = [0] * NCOLOURS
-            for h in s.bag:
-                if h in colours:
-                    bag[colours[h]] += 1
+        hands = self.shown_hands() if self.viewer is None else None
+        out = render_players(view, self.seats, self.viewer, (), hands=hands,
+                             width=self._width() - self._map_w() - 1)
+        bag = self.bag_counts()
+        if bag is not None:
             out.append(("", "\n\n bag "))
             out.extend(goods_frags(bag))
         return out
@@ -151,15 +167,32 @@ class ReplayApp:
                  f" ←→ step  ↑↓ by auction  Home/End  0-{last} a seat's view  a auditor"
                  "  q quit")]
 
-    def _layout(self) -> HSplit:
+    def _width(self) -> int:
+        try:
+            return get_app().output.get_size().columns
+        except Exception:
+            return 80
+
+    def _height(self) -> int:
+        try:
+            return get_app().output.get_size().rows
+        except Exception:
+            return 24
+
+    def _body_height(self) -> int:
+        """The board's rows, or what the screen leaves (header, 3 log lines, keys): a
+        tall board then scrolls with the caravan instead of hiding the log and the keys."""
         rows = len(board_rows(self.model.states[0].board))
+        return max(3, min(rows, self._height() - 5))
+
+    def _layout(self) -> HSplit:
         return HSplit([
             Window(FormattedTextControl(self.header), height=1),
             VSplit([
                 Window(FormattedTextControl(self.map_text), width=lambda: self._map_w()),
                 Window(width=1, char="│", style="class:frame.border"),
                 Window(FormattedTextControl(self.players_text)),
-            ], height=Dimension(min=rows, max=rows, preferred=rows)),
+            ], height=lambda: Dimension.exact(self._body_height())),
             Window(FormattedTextControl(self.log_text), wrap_lines=True,
                    get_vertical_scroll=lambda w: 10_000),
             Window(FormattedTextControl(self.keys_text), height=1),

@@ -18,7 +18,7 @@ from cli.replay_model import ReplayError, ReplayModel
 from engine.actions import Action
 from engine.errors import IllegalAction
 from engine.rules import actors, apply
-from engine.state import GameState
+from engine.state import Config, GameState
 
 
 def is_network_transcript(path: str | os.PathLike[str]) -> bool:
@@ -42,8 +42,8 @@ def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
     class Recorder(EngineReplay):
         """EngineReplay that remembers each state, action and the colours known so far."""
 
-        def __init__(self, players: int) -> None:
-            super().__init__(players)
+        def __init__(self, players: int, config: Config) -> None:
+            super().__init__(players, config)
             self.states: list[GameState] = [self.state.copy()]
             self.applied: list[Action] = []
 
@@ -72,7 +72,11 @@ def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
 
     from crypto.audit import audit
 
-    rec = Recorder(len(game.roster))
+    try:
+        # the agreed board and variant (a networked game may play a custom board)
+        rec = Recorder(len(game.roster), game.config())
+    except Exception as exc:  # BoardMismatch and friends: the file does not hold together
+        raise ReplayError(f"{path}: cannot rebuild the game's board: {exc}") from None
     try:
         keys = [Ed25519PublicKey.from_public_bytes(e.key) for e in game.roster]
         report = audit(game.wires, keys, game.game_id, game.lam, rec)

@@ -82,7 +82,11 @@ class TableSession(Protocol):
     """
 
     seat: int | None
-    seats: Sequence[SeatInfo]
+
+    @property
+    def seats(self) -> Sequence[SeatInfo]:
+        """Who sits where (the UI may mark a seat disconnected on its ``SeatInfo``)."""
+        ...
 
     @property
     def names(self) -> list[str]: ...
@@ -115,3 +119,18 @@ class TableSession(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class NetworkTable(Protocol):
+    """What a session over a real network table adds: it can stall on a silent peer, and
+    the player can give up on it ("abandon").  An in-process table never stalls, so the
+    UI offers these only when the session has them (``isinstance(s, NetworkTable)``)."""
+
+    def stalled_on(self) -> tuple[str, tuple[int, ...]] | None:
+        """What the table waits for and from whom, once it has waited long enough."""
+        ...
+
+    def abandon(self) -> bool:
+        """Stop waiting: the table stops naming the silent seats (False: no table)."""
+        ...

@@ -44,6 +44,7 @@ from cli.panels import decision_title, render_players, render_scores
 from cli.session import (
     Event,
     GameOver,
+    NetworkTable,
     PeerLink,
     SessionError,
     StateChanged,
@@ -57,6 +58,9 @@ from engine.state import Phase
 
 MENU_ROWS = 3
 KEYS = "1234567890"
+FIXED_ROWS = 1 + 1 + 2 + 1 + MENU_ROWS + 1
+"""Screen lines that are not the map: header, banner, log (at least 2), title, menu and
+the command line.  The map gets what is left (a tall board scrolls, see ``render_map``)."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,8 @@ class TableApp:
         return out
 
     def my_turn(self) -> bool:
-        return bool(self.parser() and self.parser().legal)  # type: ignore[union-attr]
+        p = self.parser()
+        return p is not None and bool(p.legal)
 
     # --- events from the session ------------------------------------------------------------
     def handle(self, ev: Event) -> None:
@@ -245,22 +250,22 @@ class TableApp:
 
     def stalled(self) -> bool:
         """Whether the session says a peer has kept the table waiting (offer "abandon")."""
-        probe = getattr(self.session, "stalled_on", None)
-        return bool(probe is not None and not self.over and not self.fatal and probe())
+        s = self.session
+        return bool(isinstance(s, NetworkTable) and not self.over and not self.fatal
+                    and s.stalled_on())
 
     def abandon_target(self) -> str:
         """Who we would stop waiting for, in words (the table's own ``waiting_for()``)."""
-        probe = getattr(self.session, "stalled_on", None)
-        got = probe() if probe is not None else None
-        seats = got[1] if got else tuple(s for s in self.session.waiting_for()
-                                         if s != self.session.seat)
+        sess = self.session
+        got = sess.stalled_on() if isinstance(sess, NetworkTable) else None
+        seats = got[1] if got else tuple(s for s in sess.waiting_for() if s != sess.seat)
         names = self.session.names
         return ", ".join(f"{names[s]} (seat {s})" for s in seats if 0 <= s < len(names)) \
             or "nobody"
 
     def ask_abandon(self) -> None:
         """The "abandon" command: confirm, then stop a table that waits on a silent peer."""
-        if getattr(self.session, "abandon", None) is None:
+        if not isinstance(self.session, NetworkTable):
             self.error = "nothing to abandon: every seat plays in this process"
         elif self.over or self.fatal:
             self.error = "the game has ended; press q to leave"
@@ -270,7 +275,8 @@ class TableApp:
 
     def _abandon(self) -> None:
         self.overlay = None
-        if not self.session.abandon():  # type: ignore[attr-defined]
+        s = self.session
+        if not isinstance(s, NetworkTable) or not s.abandon():
             self.error = "the table has already stopped"
 
     def _ask_quit(self) -> None:
@@ -366,6 +372,23 @@ class TableApp:
         except Exception:
             return 80
 
+    def _height(self) -> int:
+        try:
+            return get_app().output.get_size().rows
+        except Exception:
+            return 24
+
+    def _body_height(self) -> int:
+        """Lines for the map and the panels: the board's rows, or what the screen leaves
+        once everything else has its lines (then the map scrolls with the caravan)."""
+        s = self.session.view().state
+        room = self._height() - FIXED_ROWS
+        if s.phase == Phase.OVER:
+            return max(3, room)  # the score table (6 players: 14 lines) takes the map's place
+        if self.legend_visible():
+            room -= len(legend_lines(self._width() - 2))
+        return max(3, min(len(board_rows(s.board)), room))
+
     def _colw(self) -> int:
         labels = [e.label for e in self.entries()]
         longest = max((len(x) for x in labels), default=10)
@@ -427,7 +450,7 @@ class TableApp:
         s = self.session.view().state
         if s.phase == Phase.OVER and s.final is not None:
             return render_scores(s, self.session.names, self.session.seat)
-        return render_map(s, self.route)
+        return render_map(s, self.route, height=self._body_height())
 
     def players_text(self) -> StyleAndTextTuples:
         view = self.session.view()
@@ -436,7 +459,7 @@ class TableApp:
         if self._legend_in_panel():
             lines = legend_lines(self._panel_width() - 1)
             s = view.state
-            if len(board_rows(s.board)) - 2 * s.players > len(lines):
+            if self._body_height() - 2 * s.players > len(lines):
                 out.append(("", "\n"))
             for line in lines:
                 out.append(("", "\n "))
@@ -450,13 +473,14 @@ class TableApp:
         s = self.session.view().state
         if s.phase == Phase.OVER:
             return False
-        free = len(board_rows(s.board)) - 2 * s.players
-        return len(legend_lines(self._panel_width() - 1)) <= free
+        body = min(len(board_rows(s.board)), self._height() - FIXED_ROWS)
+        return len(legend_lines(self._panel_width() - 1)) <= body - 2 * s.players
 
     def _map_width(self) -> int:
         s = self.session.view().state
         if s.phase == Phase.OVER:
             return self._width()  # the score table replaces map and panels
+        # the whole map's width (every row), so the panels do not shift as the map scrolls
         text = "".join(t for _, t, *_ in render_map(s, self.route))
         return max(len(x.rstrip()) for x in text.split("\n")) + 1
 
@@ -524,7 +548,6 @@ class TableApp:
         return out
 
     def _layout(self) -> FloatContainer:
-        rows = len(board_rows(self.session.view().state.board))
         playing = Condition(lambda: self.session.view().state.phase != Phase.OVER)
         body = VSplit([
             Window(FormattedTextControl(self.map_text), width=lambda: self._map_width()),
@@ -532,7 +555,7 @@ class TableApp:
                 Window(width=1, char="│", style="class:frame.border"),
                 Window(FormattedTextControl(self.players_text)),
             ]), filter=playing),
-        ], height=Dimension(min=rows, max=rows, preferred=rows))
+        ], height=lambda: Dimension.exact(self._body_height()))
         log_control = FormattedTextControl(
             self.log_text,
             get_cursor_position=lambda: _last_line(self.log_text()),

@@ -270,3 +270,225 @@ class TokenSession:
             self.closed = True
         for cb in self.listeners:
             cb(op)
+
+    # --- snapshot / restore (resume without pickle) ------------------------------------------
+    def snapshot(self) -> bytes:
+        """This party's whole session state as versioned msgpack (never sent anywhere).
+
+        What is kept: the context (seat, ElGamal secret, keys, joint key, label table), the
+        ledger (ciphertexts, public labels and our private knowledge of each slot), every
+        completed op reduced to what later steps read (name, index, args, ``result``,
+        ``private``), our audit-mode witnesses, buffered early bodies, and the op in
+        progress *with its internals* (its own random choices are already in what we sent;
+        a resumed party must continue with exactly those).  Objects are written as
+        ``[tag, …]`` trees with shared references kept, and :meth:`restore` rebuilds only
+        classes of the crypto package it knows, so loading a snapshot can never run code the
+        way unpickling can.
+        """
+        if self.listeners:
+            raise ProtocolStateError("a session with listeners (an auditor) is not snapshotted")
+        failed = None
+        if self.failed is not None:
+            failed = [self.failed.culprit, str(self.failed.rule), str(self.failed.detail)]
+        state = {
+            "ctx": self.ctx,
+            "ledger": self.ledger,
+            "history": [[op.name, op.index, op.args, op.result, op.private]
+                        for op in self.history],
+            "current": self.current,
+            "failed": failed,
+            "closed": self.closed,
+            "buffer": self._buffer,
+            "witnesses": self.witnesses,
+        }
+        return _GraphCodec(self._snapshot_classes()).dumps(state)
+
+    @classmethod
+    def restore(cls, data: bytes, *, op_classes: dict[str, type[Op]] | None = None
+                ) -> TokenSession:
+        """Rebuild a session from :meth:`snapshot` (``op_classes`` as for the constructor).
+
+        Raises :class:`MalformedInput` for bytes that are not a snapshot of this version.
+        """
+        ops = dict(OPS, **(op_classes or {}))
+        state = _GraphCodec(cls._classes_for(ops)).loads(data)
+        try:
+            ctx, ledger = state["ctx"], state["ledger"]
+            self = cls.__new__(cls)
+            self.ctx = ctx
+            self.ledger = ledger
+            self.ops = ops
+            self.history = [_DoneOp(name, index, args, result, private)
+                            for name, index, args, result, private in state["history"]]
+            self.current = state["current"]
+            failed = state["failed"]
+            self.failed = None if failed is None else CheatDetected(*failed)
+            self.closed = bool(state["closed"])
+            self._buffer = state["buffer"]
+            self._nbuf = sum(len(v) for v in self._buffer.values())
+            self.witnesses = state["witnesses"]
+            self.listeners = []
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MalformedInput(f"bad session snapshot: {exc!r}") from exc
+        if not isinstance(ctx, Context) or not isinstance(ledger, Ledger):
+            raise MalformedInput("bad session snapshot: context or ledger missing")
+        if self.current is not None and not isinstance(self.current, Op):
+            raise MalformedInput("bad session snapshot: current op")
+        return self
+
+    def _snapshot_classes(self) -> dict[str, type]:
+        return self._classes_for(self.ops)
+
+    @staticmethod
+    def _classes_for(ops: dict[str, type[Op]]) -> dict[str, type]:
+        from .ledger import Slot
+        from .protocols.base import Step
+        from .shuffle import Witness
+
+        allowed: dict[str, type] = {}
+        for c in (Context, Ledger, Slot, Step, Witness, *ops.values()):
+            for k in c.__mro__:
+                if k is not object:
+                    allowed[f"{k.__module__}.{k.__qualname__}"] = k
+        return allowed
+
+
+class _DoneOp:
+    """A completed op as a restored session keeps it: what later steps read of it."""
+
+    done = True
+    started = True
+
+    def __init__(self, name: str, index: int, args: list[Any], result: dict[str, Any],
+                 private: dict[str, Any]) -> None:
+        self.name, self.index, self.args = name, index, args
+        self.result, self.private = result, private
+
+    def header(self) -> list[Any]:
+        return [self.index, self.name, self.args]
+
+    def waiting_for(self) -> list[int]:
+        return []
+
+
+SNAPSHOT_MAGIC = "silkroad-session"
+SNAPSHOT_VERSION = 1
+
+
+class _GraphCodec:
+    """msgpack of an object graph with shared references and a class whitelist.
+
+    Nodes: ``None``/bool/str/bytes/float/int64 as themselves; ``["I", bytes]`` big int;
+    ``["L"|"D"|"S", id, items]`` list/dict (pairs)/set; ``["T", items]`` tuple;
+    ``["O", id, class, [[attr, node]…]]`` object of a whitelisted class; ``["R", id]`` a
+    reference to an earlier list/dict/set/object (aliasing survives: an op and the session
+    share one ledger, an op keeps slots of a hand).
+    """
+
+    def __init__(self, classes: dict[str, type]) -> None:
+        self.classes = classes
+        self.names = {c: n for n, c in classes.items()}
+
+    # --- encode ---------------------------------------------------------------------------
+    def dumps(self, obj: Any) -> bytes:
+        import msgpack
+
+        memo: dict[int, int] = {}
+        keep: list[Any] = []
+        tree = self._enc(obj, memo, keep)
+        return bytes(msgpack.packb([SNAPSHOT_MAGIC, SNAPSHOT_VERSION, tree], use_bin_type=True))
+
+    def _enc(self, o: Any, memo: dict[int, int], keep: list[Any]) -> Any:
+        t = type(o)
+        if t is bytes or t is str or o is None or t is bool or t is float:
+            return o
+        if t is tuple and all(type(x) is bytes for x in o):
+            return ["T", list(o)]  # a ciphertext (the bulk of a snapshot): no recursion
+        if isinstance(o, int):
+            if -(1 << 63) <= o < (1 << 64):
+                return o
+            return ["I", o.to_bytes((o.bit_length() + 8) // 8, "big", signed=True)]
+        if isinstance(o, tuple):
+            return ["T", [self._enc(x, memo, keep) for x in o]]
+        ref = memo.get(id(o))
+        if ref is not None:
+            return ["R", ref]
+        nid = len(memo)
+        memo[id(o)] = nid
+        keep.append(o)  # ids stay unique while we walk
+        if isinstance(o, list):
+            return ["L", nid, [self._enc(x, memo, keep) for x in o]]
+        if isinstance(o, dict):
+            return ["D", nid, [[self._enc(k, memo, keep), self._enc(v, memo, keep)]
+                               for k, v in o.items()]]
+        if isinstance(o, set | frozenset):
+            return ["S", nid, [self._enc(x, memo, keep) for x in o]]
+        name = self.names.get(type(o))
+        if name is None:
+            raise TypeError(f"cannot snapshot a {type(o).__module__}.{type(o).__qualname__}")
+        attrs = vars(o).items() if hasattr(o, "__dict__") else (
+            (a, getattr(o, a)) for a in type(o).__slots__)  # type: ignore[attr-defined]
+        return ["O", nid, name, [[a, self._enc(v, memo, keep)] for a, v in attrs
+                                 if not (a == "on_done" and v == [])]]
+
+    # --- decode ---------------------------------------------------------------------------
+    def loads(self, data: bytes) -> Any:
+        import msgpack
+
+        try:
+            obj = msgpack.unpackb(data, raw=False, use_list=True, strict_map_key=False)
+        except Exception as exc:
+            raise MalformedInput(f"bad session snapshot: {exc}") from exc
+        if not (isinstance(obj, list) and len(obj) == 3 and obj[0] == SNAPSHOT_MAGIC):
+            raise MalformedInput("not a session snapshot")
+        if obj[1] != SNAPSHOT_VERSION:
+            raise MalformedInput(f"session snapshot version {obj[1]!r} (we read "
+                                 f"{SNAPSHOT_VERSION})")
+        try:
+            return self._dec(obj[2], {})
+        except MalformedInput:
+            raise
+        except Exception as exc:
+            raise MalformedInput(f"bad session snapshot: {exc!r}") from exc
+
+    def _dec(self, n: Any, memo: dict[int, Any]) -> Any:
+        if not isinstance(n, list):
+            return n
+        tag = n[0]
+        if tag == "I":
+            return int.from_bytes(n[1], "big", signed=True)
+        if tag == "T":
+            return tuple(self._dec(x, memo) for x in n[1])
+        if tag == "R":
+            return memo[n[1]]
+        nid = n[1]
+        if tag == "L":
+            out_l: list[Any] = []
+            memo[nid] = out_l
+            out_l.extend(self._dec(x, memo) for x in n[2])
+            return out_l
+        if tag == "D":
+            out_d: dict[Any, Any] = {}
+            memo[nid] = out_d
+            for k, v in n[2]:
+                out_d[self._dec(k, memo)] = self._dec(v, memo)
+            return out_d
+        if tag == "S":
+            out_s: set[Any] = set()
+            memo[nid] = out_s
+            out_s.update(self._dec(x, memo) for x in n[2])
+            return out_s
+        if tag == "O":
+            cls = self.classes.get(n[2])
+            if cls is None:
+                raise MalformedInput(f"bad session snapshot: class {n[2]!r:.80} not allowed")
+            obj = cls.__new__(cls)
+            memo[nid] = obj
+            if not hasattr(obj, "on_done") and issubclass(cls, Op):
+                obj.on_done = []
+            for a, v in n[3]:
+                if not isinstance(a, str):
+                    raise MalformedInput("bad session snapshot: attribute name")
+                object.__setattr__(obj, a, self._dec(v, memo))
+            return obj
+        raise MalformedInput(f"bad session snapshot: tag {tag!r:.20}")

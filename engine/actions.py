@@ -204,6 +204,27 @@ ACTION_TYPES: tuple[type, ...] = (
 )
 CODE: dict[type, int] = {t: i for i, t in enumerate(ACTION_TYPES)}
 
+
+def _eq(self: tuple[Any, ...], other: object) -> bool:
+    return type(self) is type(other) and tuple.__eq__(self, other)
+
+
+def _ne(self: tuple[Any, ...], other: object) -> bool:
+    return not _eq(self, other)
+
+
+def _hash(self: tuple[Any, ...]) -> int:
+    return hash((CODE[type(self)], tuple.__hash__(self)))
+
+
+# NamedTuples compare as plain tuples, so ``Decline() == ExchangeDone()`` and
+# ``Bid(3) == Move(3)`` would be True: any ``action in legal`` check would confuse kinds.
+# Actions of different types are never equal.
+for _cls in ACTION_TYPES:
+    _cls.__eq__ = _eq
+    _cls.__ne__ = _ne
+    _cls.__hash__ = _hash
+
 # Field kinds for strict decoding: "i" int, "b" bytes, "I" tuple of ints, "II" tuple of tuples.
 _FIELDS: dict[type, tuple[str, ...]] = {
     Seed: ("b",),

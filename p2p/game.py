@@ -16,13 +16,20 @@ a forged table matches with probability 2^-40.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
-from .errors import ProtocolError
+from engine.board import Board, default_board, load_board
+from engine.errors import DataError
+from engine.state import Config, make_config
+
+from .errors import LobbyError, ProtocolError
 from .framing import pack
 from .handshake import PROTOCOL_VERSION
 from .mesh import RosterEntry
@@ -113,3 +120,87 @@ class GameSetup:
     game_id: bytes
     words: tuple[str, ...]
     my_seat: int
+    #: the board spec the host sent (``"default"`` or board JSON); None if it sent none
+    board: str | None = None
+
+
+# --------------------------------------------------------------------------- board/variant
+DEFAULT_BOARD = "default"
+"""Board spec of the built-in board; any other spec is the JSON text of a board file."""
+MAX_BOARD_BYTES = 256 * 1024
+VARIANTS: dict[str, bool] = {"base": False, "normal": False, "reverse": True}
+"""Rules variant → whether the board is played in reverse (Antioch to Chang'An)."""
+
+
+class BoardMismatch(LobbyError):
+    """The board a peer would load is not the one the table agreed on (``board_digest``)."""
+
+
+def variant_reverse(variant: str) -> bool:
+    """Whether ``variant`` plays the board in reverse; unknown variants are refused (a
+    peer that silently fell back to the base rules would desync at the first move)."""
+    try:
+        return VARIANTS[variant]
+    except KeyError:
+        raise BoardMismatch(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})"
+                            ) from None
+
+
+def read_board_spec(path: str | os.PathLike[str] | None) -> str:
+    """The board spec carried to the other peers: the file's JSON text (validated here, so a
+    bad file is refused before the lobby), or :data:`DEFAULT_BOARD` when ``path`` is None."""
+    if path is None:
+        return DEFAULT_BOARD
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BoardMismatch(f"cannot read board file {path}: {exc}") from None
+    load_board_spec(text, where=str(path))
+    return text
+
+
+def load_board_spec(spec: str, reverse: bool = False, where: str = "board") -> Board:
+    """Parse a board spec (``"default"`` or board JSON) into an oriented :class:`Board`."""
+    if spec == DEFAULT_BOARD:
+        return default_board(reverse)
+    if not isinstance(spec, str) or len(spec.encode("utf-8")) > MAX_BOARD_BYTES:
+        raise BoardMismatch(f"{where}: board JSON missing or larger than {MAX_BOARD_BYTES} bytes")
+    try:
+        data = json.loads(spec)
+    except ValueError as exc:
+        raise BoardMismatch(f"{where}: board is not JSON: {exc}") from None
+    try:
+        return load_board(data, reverse=reverse, where=where)
+    except DataError as exc:
+        raise BoardMismatch(f"{where}: invalid board: {exc}") from None
+
+
+def board_spec_digest(spec: str) -> bytes:
+    """Digest of a board spec (:attr:`engine.board.Board.digest`, orientation-free)."""
+    return load_board_spec(spec).digest
+
+
+def check_board(params: GameParams, spec: str | None, who: str = "this peer") -> str:
+    """Return the board spec to play after checking it is the agreed one.
+
+    ``spec`` None means "whatever the table agreed if it is the built-in board".  The params'
+    ``board_digest`` is hashed into the game id, so a peer with another board would play
+    another game; it is refused here with both digests named instead of desyncing later.
+    An empty ``board_digest`` (tables made before boards were carried) means the default
+    board."""
+    use = DEFAULT_BOARD if spec is None else spec
+    digest = board_spec_digest(use)
+    want = params.board_digest or board_spec_digest(DEFAULT_BOARD)
+    if digest != want:
+        what = "the built-in board" if use == DEFAULT_BOARD else "its board file"
+        raise BoardMismatch(f"board mismatch: {who} has {what} (digest {digest.hex()[:16]}…) "
+                            f"but the table agreed on board digest {want.hex()[:16]}…")
+    return use
+
+
+def game_config(params: GameParams, spec: str | None = None) -> Config:
+    """The engine config of an agreed game: its board (checked against the digest) oriented
+    by its variant.  Every peer and the offline audit build the config through here."""
+    reverse = variant_reverse(params.variant)
+    use = check_board(params, spec)
+    return make_config(params.players, reverse, load_board_spec(use, reverse))

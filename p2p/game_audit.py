@@ -36,9 +36,9 @@ from engine.actions import (
 from engine.errors import DecodeError, IllegalAction
 from engine.game import new_game, scores, winners
 from engine.rules import actors, apply, is_simultaneous
-from engine.state import BUY, TRADE, GameState, Phase, make_config
+from engine.state import BUY, TRADE, Config, GameState, Phase, make_config
 
-from .game import compute_game_id
+from .game import BoardMismatch, compute_game_id, game_config
 from .lockstep import action_body_ok
 from .store import GameStore, StoreError, read_export
 from .zones import COLOUR_OF, LABEL_OF, ZoneMap, group_request
@@ -64,6 +64,8 @@ class GameAuditReport:
     scores: list[int] | None = None
     winners: list[int] | None = None
     error: str | None = None
+    #: a folder audit: why that peer's table stopped (``stopped.json``), if it did
+    stopped: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -84,9 +86,11 @@ class GameAuditReport:
 class EngineReplay:
     """The audit hook: replays the engine from action envelopes and completed ops."""
 
-    def __init__(self, players: int) -> None:
+    def __init__(self, players: int, config: Config | None = None) -> None:
+        """``config`` is the game's engine config (board and variant, see
+        :meth:`p2p.store.ExportedGame.config`); None is the default board, base rules."""
         self.n = players
-        self.state = new_game(make_config(players))
+        self.state = new_game(config if config is not None else make_config(players))
         self.zones = ZoneMap(players)
         self.step = 0
         self.ops: list[OpEvent] = []
@@ -249,13 +253,14 @@ class EngineReplay:
 
 
 def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
-                lam: int) -> GameAuditReport:
-    """Audit envelopes with the engine replayed (the core of :func:`audit_game`)."""
+                lam: int, config: Config | None = None) -> GameAuditReport:
+    """Audit envelopes with the engine replayed (the core of :func:`audit_game`);
+    ``config`` is the agreed board/variant (default board, base rules if None)."""
     try:
         pubs = [Ed25519PublicKey.from_public_bytes(k) for k in keys]
     except ValueError as exc:
         return GameAuditReport(False, None, None, error=f"bad roster key: {exc}")
-    replay = EngineReplay(len(keys))
+    replay = EngineReplay(len(keys), config)
     rep = audit(wires, pubs, game_id, lam, replay)
     st = replay.state
     over = not actors(st)
@@ -280,7 +285,13 @@ def audit_game(path: str | os.PathLike[str]) -> GameAuditReport:
         return GameAuditReport(False, Violation(None, None, None, "game-id",
                                                 "game id is not H(roster, params)"), None)
     try:
-        return audit_wires(game.wires, [e.key for e in game.roster], game.game_id, game.lam)
+        config = game.config()
+    except BoardMismatch as exc:
+        # the board in the file is not the one whose digest the game id binds
+        return GameAuditReport(False, Violation(None, None, None, "board", exc.reason), None)
+    try:
+        return audit_wires(game.wires, [e.key for e in game.roster], game.game_id, game.lam,
+                           config)
     except Exception as exc:
         return GameAuditReport(False, Violation(None, None, None, "audit-error", repr(exc)),
                                None)
@@ -294,20 +305,26 @@ def audit_folder(folder: str | os.PathLike[str]) -> GameAuditReport:
     """
     store = GameStore(folder)
     try:
-        roster, _params, _seat, game_id = store.load_meta()
+        roster, params, _seat, game_id = store.load_meta()
         lam = store.load_lam()
         wires = store.load_transcript()
+        config = game_config(params, store.load_board())
     except (StoreError, OSError) as exc:
         return GameAuditReport(False, None, None, error=str(exc))
+    except BoardMismatch as exc:
+        return GameAuditReport(False, Violation(None, None, None, "board", exc.reason), None)
     try:
-        return audit_wires(wires, [e.key for e in roster], game_id, lam)
+        report = audit_wires(wires, [e.key for e in roster], game_id, lam, config)
     except Exception as exc:
-        return GameAuditReport(False, Violation(None, None, None, "audit-error", repr(exc)),
-                               None)
+        report = GameAuditReport(False, Violation(None, None, None, "audit-error", repr(exc)),
+                                 None)
+    report.stopped = store.load_stopped()
+    return report
 
 
 def summary(report: GameAuditReport) -> dict[str, Any]:
     """JSON-friendly summary for the CLI."""
     return {"fair": report.fair, "exit_code": report.exit_code, "text": str(report),
             "steps": report.steps, "scores": report.scores, "winners": report.winners,
-            "final_hash": report.final_hash.hex() if report.final_hash else None}
+            "final_hash": report.final_hash.hex() if report.final_hash else None,
+            "stopped": report.stopped}

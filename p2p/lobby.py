@@ -3,10 +3,10 @@
 Protocol on an authenticated ``b"lobby"`` connection (the join code, when set, was already
 checked in the handshake — a peer without it never gets this far)::
 
-    J→H  ["join", name, mesh_host | nil, mesh_port, commitment]
+    J→H  ["join", name, mesh_host | nil, mesh_port, commitment, board_digest | nil]
     H→J  ["seated", table_name, seats_total, variant]        or ["refuse", reason]
     H→J  ["lobby", [[name, fp8], ...], seats_total]            (whenever seats change)
-    H→J  ["start", roster, params, commitments]                (roster/params as wire arrays)
+    H→J  ["start", roster, params, commitments, board | nil]  (roster/params as wire arrays)
     J→H  ["reveal", nonce]
     H→J  ["nonces", [nonce per seat]]
     J→H  ["ready", game_id]
@@ -18,6 +18,12 @@ the authentication words hash the game id together with every seat's nonce (see
 checks that the host's key sits at seat 0, that its own key and commitment are in the
 roster, and every revealed nonce against its commitment.  Then all peers compute the same
 ``game_id`` and words and build the :class:`~p2p.mesh.Mesh` on the same listener.
+
+Board: the host sends the board spec (``"default"`` or the JSON of its board file) with
+``start``; every joiner checks its digest against ``params.board_digest`` (hashed into the
+game id), so all peers load the same board.  A joiner that brings its own board file sends
+its digest when joining and a host playing another board refuses it, naming both digests
+(the trailing ``board_digest``/``board`` fields are optional for older peers).
 """
 
 from __future__ import annotations
@@ -38,11 +44,16 @@ from .game import (
     MIN_PLAYERS,
     NONCE_LEN,
     SHUFFLE_MODES,
+    BoardMismatch,
     GameParams,
     GameSetup,
     auth_words,
+    board_spec_digest,
+    check_board,
     commitment,
     compute_game_id,
+    read_board_spec,
+    variant_reverse,
 )
 from .handshake import AcceptPolicy, join_key
 from .identity import fingerprint
@@ -69,6 +80,7 @@ class _Seat:
     commitment: bytes
     conn: Connection | None = None
     inbox: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    board_digest: bytes | None = None
 
 
 class Table:
@@ -88,7 +100,10 @@ class Table:
         discovery: Discovery | None = None,
         advertise_addresses: list[str] | None = None,
         join_timeout: float = 5.0,
+        board: str | os.PathLike[str] | None = None,
     ) -> None:
+        """``board`` is the path of a board JSON file (None: the built-in board, unless only
+        a ``board_digest`` is given, in which case joiners are sent no board)."""
         if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
             raise ValueError(f"a table has {MIN_PLAYERS}..{MAX_PLAYERS} seats, not {seats}")
         if shuffle_mode not in SHUFFLE_MODES:
@@ -97,7 +112,15 @@ class Table:
         self.identity = listener.identity
         self.name = name
         self.seats_total = seats
+        variant_reverse(variant)
         self.variant = variant
+        self.board: str | None = None
+        if board is not None or not board_digest:
+            self.board = read_board_spec(board)
+            digest = board_spec_digest(self.board)
+            if board_digest and board_digest != digest:
+                raise ValueError("board_digest is not the digest of the board file")
+            board_digest = digest
         self.board_digest = board_digest
         self.shuffle_mode = shuffle_mode
         self.join_code = join_code
@@ -221,6 +244,12 @@ class Table:
             await conn.aclose()
             return
         refusal = self._authorize(conn.remote_key)  # may have filled while we waited
+        if refusal is None and seat.board_digest is not None \
+                and seat.board_digest != self.board_digest:
+            refusal = (f"board mismatch: this table plays board digest "
+                       f"{self.board_digest.hex()[:16]}…, yours is "
+                       f"{seat.board_digest.hex()[:16]}…")
+            log.warning("join of %s refused: %s", seat.name, refusal)
         if refusal is not None:
             with contextlib.suppress(P2PError, OSError):
                 conn.send(["refuse", refusal])
@@ -244,16 +273,20 @@ class Table:
             self._refresh()
 
     def _parse_join(self, conn: Connection, msg: Any) -> _Seat:
-        if not isinstance(msg, list) or len(msg) != 5 or msg[0] != "join":
-            raise ProtocolError("expected ['join', name, host, port, commitment]")
-        _, name, host, port, commit = msg
+        if not isinstance(msg, list) or len(msg) not in (5, 6) or msg[0] != "join":
+            raise ProtocolError("expected ['join', name, host, port, commitment, board digest]")
+        _, name, host, port, commit = msg[:5]
+        digest = msg[5] if len(msg) == 6 else None
+        if digest is not None and (not isinstance(digest, bytes) or len(digest) > 64):
+            raise ProtocolError("bad board digest")
         if host is not None and (not isinstance(host, str) or not 0 < len(host) <= 255):
             raise ProtocolError("bad mesh host")
         if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
             raise ProtocolError("bad mesh port")
         if not isinstance(commit, bytes) or len(commit) != 32:
             raise ProtocolError("commitment must be 32 bytes")
-        return _Seat(_clean_name(name), conn.remote_key, host or conn.peer_host, port, commit, conn)
+        return _Seat(_clean_name(name), conn.remote_key, host or conn.peer_host, port, commit, conn,
+                     board_digest=digest)
 
     async def wait_for_players(self, count: int | None = None, timeout: float = 60.0) -> None:
         """Wait until ``count`` (default: all) seats are taken."""
@@ -280,7 +313,8 @@ class Table:
                     assert seat.conn is not None
                     roster = self._roster_for(seats, seat.conn, index)
                     seat.conn.send(
-                        ["start", [e.to_wire() for e in roster], params.to_wire(), commitments]
+                        ["start", [e.to_wire() for e in roster], params.to_wire(), commitments,
+                         self.board]
                     )
                 nonces = [self._nonce]
                 for index, seat in enumerate(seats[1:], start=1):
@@ -303,7 +337,7 @@ class Table:
         words = auth_words(game_id, nonces)
         await self._end_lobby("started")
         self._refresh()  # phase=playing in the advertisement
-        return GameSetup(tuple(host_roster), params, game_id, words, 0)
+        return GameSetup(tuple(host_roster), params, game_id, words, 0, self.board)
 
     def _roster_for(
         self, seats: list[_Seat], conn: Connection | None, me: int
@@ -325,6 +359,8 @@ class Table:
 
     async def _expect_reveal(self, seat: _Seat, index: int) -> bytes:
         msg = await self._next(seat)
+        if isinstance(msg, list) and len(msg) == 2 and msg[0] == "refuse":
+            raise LobbyError(f"seat {index} ({seat.name}) refused the game: {str(msg[1])[:200]}")
         if not (isinstance(msg, list) and len(msg) == 2 and msg[0] == "reveal"):
             raise LobbyError(f"seat {index} ({seat.name}) sent {str(msg)[:40]} instead of a reveal")
         nonce = msg[1]
@@ -347,13 +383,20 @@ async def join_table(
     timeout: float = 5.0,
     start_timeout: float | None = None,
     on_lobby: Callable[[list[tuple[str, str]], int], None] | None = None,
+    board: str | os.PathLike[str] | None = None,
 ) -> GameSetup:
     """Take a seat at the table at ``host:port`` and wait for the host to start.
 
     ``expected_fingerprint`` (from discovery) makes sure we talk to the advertised host.
-    ``on_lobby(seats, total)`` is called whenever the seating changes.
+    ``on_lobby(seats, total)`` is called whenever the seating changes.  ``board`` (the path
+    of our board JSON file) makes a host playing another board refuse us with the reason;
+    without it we accept the host's board (checked against the agreed digest).
     """
     identity = listener.identity
+    try:
+        my_board = read_board_spec(board) if board is not None else None
+    except BoardMismatch as exc:
+        raise LobbyError(exc.reason) from None
     try:
         conn = await dial(
             host,
@@ -372,7 +415,8 @@ async def join_table(
     try:
         if expected_fingerprint is not None and conn.remote_fingerprint != expected_fingerprint:
             raise LobbyError("the table's key does not match its advertisement")
-        return await _joined(conn, listener, name, mesh_host, timeout, start_timeout, on_lobby)
+        return await _joined(conn, listener, name, mesh_host, timeout, start_timeout, on_lobby,
+                             my_board)
     except P2PError as exc:
         if isinstance(exc, LobbyError):
             raise
@@ -406,11 +450,13 @@ async def _joined(
     timeout: float,
     start_timeout: float | None,
     on_lobby: Callable[[list[tuple[str, str]], int], None] | None,
+    my_board: str | None = None,
 ) -> GameSetup:
     me = listener.identity.public
     nonce = os.urandom(NONCE_LEN)
     mine = commitment(nonce, me)
-    conn.send(["join", _clean_name(name), mesh_host, listener.port, mine])
+    digest = board_spec_digest(my_board) if my_board is not None else None
+    conn.send(["join", _clean_name(name), mesh_host, listener.port, mine, digest])
     async with asyncio.timeout(timeout):
         _expect(await conn.recv(), "seated", 4)
     async with asyncio.timeout(start_timeout):
@@ -425,7 +471,10 @@ async def _joined(
                     ]
                     on_lobby(seats, msg[2] if isinstance(msg[2], int) else 0)
                 continue
-            start = _expect(msg, "start", 4)
+            if isinstance(msg, list) and len(msg) == 5 and msg[0] == "start":
+                start = msg
+            else:
+                start = [*_expect(msg, "start", 4), None]
             break
     if not isinstance(start[1], list):
         raise ProtocolError("roster must be an array")
@@ -445,6 +494,19 @@ async def _joined(
         raise LobbyError("commitment list does not match the roster")
     if commitments[seat] != mine:
         raise LobbyError("the host altered our commitment")
+    host_board = start[4]
+    if host_board is not None and not isinstance(host_board, str):
+        raise ProtocolError("board must be a string")
+    try:
+        if my_board is not None:
+            check_board(params, my_board, "this peer")
+        if host_board is not None:
+            check_board(params, host_board, "the host")
+        variant_reverse(params.variant)
+    except BoardMismatch as exc:
+        conn.send(["refuse", exc.reason])
+        raise
+    board = my_board if my_board is not None else host_board
     conn.send(["reveal", nonce])
     async with asyncio.timeout(timeout):
         nonces = _expect(await conn.recv(), "nonces", 2)[1]
@@ -456,4 +518,4 @@ async def _joined(
     game_id = compute_game_id(roster, params)
     conn.send(["ready", game_id])
     await conn.drain()
-    return GameSetup(roster, params, game_id, auth_words(game_id, nonces), seat)
+    return GameSetup(roster, params, game_id, auth_words(game_id, nonces), seat, board)

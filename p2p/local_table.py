@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +21,15 @@ from typing import Any
 from engine.bots import make_bot
 
 from .connection import Listener
-from .game import GameParams, compute_game_id
+from .game import (
+    DEFAULT_BOARD,
+    GameParams,
+    board_spec_digest,
+    check_board,
+    compute_game_id,
+    read_board_spec,
+    variant_reverse,
+)
 from .game_audit import GameAuditReport, audit_game
 from .identity import Identity
 from .lockstep import HumanDecider, Table, TableResult, TableSetup
@@ -43,6 +52,8 @@ class LocalPeer:
     folder: Path
     mesh: Mesh | None = None
     table: Table | None = None
+    #: the agreed board spec (``"default"`` or board JSON), see :mod:`p2p.game`
+    board: str = DEFAULT_BOARD
 
 
 @dataclass
@@ -63,31 +74,40 @@ class LocalGameResult:
 
 async def make_local_setup(players: int, shuffle_mode: str, root: Path,
                            ports: list[int] | None = None, lam: int = 40,
-                           names: list[str] | None = None) -> list[LocalPeer]:
+                           names: list[str] | None = None, *, variant: str = "base",
+                           board: str | os.PathLike[str] | None = None) -> list[LocalPeer]:
     """Identities, started listeners, the roster and each peer's game folder.
 
     ``names`` (optional, one per seat) are the players' names in the roster (hashed into
-    the game id, shown by replay); the default is ``bot0``, ``bot1``…"""
+    the game id, shown by replay); the default is ``bot0``, ``bot1``…  ``variant``
+    ("base"/"normal" or "reverse") and ``board`` (a board JSON file, None for the built-in
+    board) become the params every peer checks; the board's JSON travels in each folder."""
+    spec = read_board_spec(board)
+    variant_reverse(variant)  # an unknown variant is refused before any socket opens
     ids = [Identity.generate() for _ in range(players)]
     listeners = [await Listener(ids[i], host=LOOPBACK, port=(ports[i] if ports else 0)).start()
                  for i in range(players)]
     roster = [RosterEntry(i, ids[i].public, LOOPBACK, listeners[i].port,
                           names[i] if names else f"bot{i}")
               for i in range(players)]
-    params = GameParams(players, shuffle_mode=shuffle_mode)
+    params = GameParams(players, variant, board_spec_digest(spec), shuffle_mode)
     gid = compute_game_id(roster, params)
     peers = []
     for i in range(players):
         folder = game_folder(Path(root) / f"seat{i}", gid)
         store = GameStore(folder)
-        store.create(roster, params, i, gid, lam)
-        peers.append(LocalPeer(i, ids[i], listeners[i], roster, params, gid, folder))
+        store.create(roster, params, i, gid, lam, spec)
+        peers.append(LocalPeer(i, ids[i], listeners[i], roster, params, gid, folder,
+                               board=spec))
     return peers
 
 
 def table_setup(roster: list[RosterEntry], params: GameParams, seat: int, game_id: bytes,
-                lam: int) -> TableSetup:
-    return TableSetup(game_id, [e.key for e in roster], seat, params.shuffle_mode, lam)
+                lam: int, board: str = DEFAULT_BOARD) -> TableSetup:
+    """The table's setup from the agreed roster/params (``board`` is checked against
+    ``params.board_digest`` when the table builds its config)."""
+    return TableSetup(game_id, [e.key for e in roster], seat, params.shuffle_mode, lam,
+                      params.variant, board, params.board_digest)
 
 
 async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = None, *,
@@ -95,17 +115,21 @@ async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = N
                      stall_timeout: float = 5.0, abandon_timeout: float = 60.0) -> Table:
     """Start the mesh and build the table (``await table.run()`` plays); a folder that
     already holds a transcript makes the table resume."""
+    store = GameStore(peer.folder)
+    board = store.load_board() if store.exists() else peer.board
+    # refuse a board/variant that is not the agreed one before anybody is contacted
+    check_board(peer.params, board, f"seat {peer.seat}")
+    variant_reverse(peer.params.variant)
     mesh = Mesh(peer.listener, peer.roster, peer.game_id, heartbeat_interval=heartbeat,
                 peer_timeout=peer_timeout)
     await mesh.start()
     peer.mesh = mesh
-    store = GameStore(peer.folder)
     x = None
     if store.secrets_path.exists():
         x = store.load_secrets().elgamal_x
     if lam is None:
         lam = store.load_lam()  # the table's lambda is fixed at set-up (meta.json)
-    setup = table_setup(peer.roster, peer.params, peer.seat, peer.game_id, lam)
+    setup = table_setup(peer.roster, peer.params, peer.seat, peer.game_id, lam, board)
     table = Table(mesh, setup, peer.identity, store, agent, human, elgamal_x=x,
                   stall_timeout=stall_timeout, abandon_timeout=abandon_timeout)
     peer.table = table
@@ -127,8 +151,9 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
                          shuffle_mode: str = "audit", folder: str | Path = "games",
                          human: HumanDecider | None = None, *, lam: int = 40,
                          audit: bool = True, names: list[str] | None = None,
-                         on_tables: Callable[[list[Table]], None] | None = None
-                         ) -> LocalGameResult:
+                         on_tables: Callable[[list[Table]], None] | None = None,
+                         variant: str | None = None,
+                         board: str | os.PathLike[str] | None = None) -> LocalGameResult:
     """Play one complete game among ``players`` local peers (seat 0 is ``human`` if given).
 
     ``bots`` is one bot kind for everyone or a list per seat (a kind such as "heuristic",
@@ -137,10 +162,13 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
     (seat 0's ``game.silkroad``), audited when ``audit`` is true.  ``names`` name the
     seats in the roster; ``on_tables(tables)`` is called once every table is built and
     before play starts, so a UI can watch seat 0's table (``on_step``, ``hand()``, mesh).
+    ``variant`` ("reverse", or None/"normal"/"base") and ``board`` (path of a board JSON
+    file, None for the built-in board) choose the rules every peer plays and audits.
     """
     kinds: list[Any] = [bots] * players if isinstance(bots, str) else list(bots)
     t0 = time.perf_counter()
-    peers = await make_local_setup(players, shuffle_mode, Path(folder), lam=lam, names=names)
+    peers = await make_local_setup(players, shuffle_mode, Path(folder), lam=lam, names=names,
+                                   variant=variant or "base", board=board)
     tables = []
     for p in peers:
         kind = kinds[p.seat]

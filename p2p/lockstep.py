@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import pickle
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -52,9 +51,10 @@ from engine.actions import RESOLVER, Action, decode, encode
 from engine.errors import DecodeError, IllegalAction
 from engine.game import new_game, scores, winners
 from engine.rules import actors, apply, is_simultaneous, legal_actions
-from engine.state import Config, GameState, make_config
+from engine.state import Config, GameState
 from engine.view import PlayerView
 
+from .game import DEFAULT_BOARD, GameParams, game_config
 from .identity import Identity
 from .mesh import PeerDown, PeerUp, Received
 from .net_resolver import NetResolver
@@ -78,6 +78,8 @@ lag bounds how far a desynced peer can get before the table stops, and every cry
 first waits for all outstanding acks, so diverged peers never start different ops."""
 MAX_ACK_AHEAD = 4096
 """Ack rounds further ahead of our step than this are refused (memory bound)."""
+SNAPSHOT_VERSION = 1
+"""Version of the resume snapshot in ``secrets.bin`` (see :meth:`Table._save_secrets`)."""
 ABORT_WAIT = 5.0
 """Seconds an abort notice may wait for the envelope it names before it is judged."""
 
@@ -102,6 +104,31 @@ def abort_body_ok(body: Any) -> bool:
     return ref is None or (isinstance(ref, list) and len(ref) == 3
                            and all(isinstance(x, int) and not isinstance(x, bool)
                                    for x in ref[:2]) and isinstance(ref[2], bytes))
+
+
+def peek_header(wire: bytes) -> tuple[int, int, str]:
+    """``(sender, seq, kind)`` of an envelope wire without decoding its body (a crypto
+    body can be ~100 KB; :meth:`TranscriptLog.add` decodes and verifies it once, later).
+    Raises for anything that is not an envelope's shape."""
+    outer = msgpack.Unpacker(raw=False)
+    outer.feed(wire)
+    if outer.read_array_header() != 2:
+        raise ValueError("wire must be [envelope, signature]")
+    env_bytes = outer.unpack()
+    if not isinstance(env_bytes, bytes):
+        raise ValueError("envelope must be bytes")
+    u = msgpack.Unpacker(raw=False)
+    u.feed(env_bytes)
+    if u.read_array_header() != 7:
+        raise ValueError("envelope must have 7 fields")
+    u.skip()
+    u.skip()
+    sender, seq = u.unpack(), u.unpack()
+    u.skip()
+    kind = u.unpack()
+    if not (isinstance(sender, int) and isinstance(seq, int) and isinstance(kind, str)):
+        raise ValueError("bad sender, seq or kind")
+    return sender, seq, kind
 
 
 class Transport(Protocol):
@@ -144,6 +171,10 @@ class TableSetup:
     my_seat: int
     shuffle_mode: str = "audit"
     lam: int = 40
+    variant: str = "base"
+    #: board spec (``"default"`` or board JSON) and the digest the table agreed on
+    board: str = DEFAULT_BOARD
+    board_digest: bytes = b""
 
     @property
     def players(self) -> int:
@@ -153,7 +184,10 @@ class TableSetup:
         return [Ed25519PublicKey.from_public_bytes(k) for k in self.keys]
 
     def config(self) -> Config:
-        return make_config(self.players)
+        """The agreed engine config (raises :class:`p2p.game.BoardMismatch` for a board
+        whose digest is not the agreed one, or an unknown variant)."""
+        params = GameParams(self.players, self.variant, self.board_digest, self.shuffle_mode)
+        return game_config(params, self.board)
 
 
 @dataclass
@@ -227,12 +261,16 @@ class Table:
         self.refusals: list[Refusal] = []
         self.failure: TableStopped | None = None
         self._wake = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None
+        self._new_action = False
         self._early: dict[int, dict[int, tuple[bytes, int | None]]] = {}
         self._nearly = 0
         self._actions: dict[int, list[Envelope]] = {}
         self._my_actions: set[int] = set()
         self._acks: dict[int, dict[int, Envelope]] = {}
         self._start = _StepStart(0, self.state.copy(), self.zones.copy(), 0)
+        #: every applied action (encoded): a snapshot rebuilds the engine state from them
+        self._applied: list[bytes] = []
         self._replaying = False
         self.resumed = False
         self._think = 0.0
@@ -285,6 +323,14 @@ class Table:
             elif self.store is not None:
                 self._save_secrets(None)
             await self._play()
+        except TableStopped as exc:
+            # why the table stopped stays in the folder next to the transcript, so an
+            # audit of the folder later says who was blamed and why (abandon, timeout, cheat)
+            if self.store is not None:
+                with contextlib.suppress(OSError):
+                    self.store.write_stopped(exc.culprit, exc.rule, exc.detail, self.step,
+                                             len(self.log.entries))
+            raise
         finally:
             # whatever we signed (our last ack, an abort notice) still leaves, durably
             with contextlib.suppress(Exception):
@@ -301,7 +347,7 @@ class Table:
             roster_keys = self.setup.keys
             export = self.store.write_export(self._roster_for_export(roster_keys),
                                              self._params_for_export(), self.setup.game_id,
-                                             self.setup.lam, wires)
+                                             self.setup.lam, wires, self.setup.board)
         return TableResult(self.state, self.state.hash(), scores(self.state),
                            winners(self.state), wires, export, list(self.refusals), self.step,
                            list(self.step_times), list(self.applied_at), dict(self.decided_at))
@@ -339,6 +385,7 @@ class Table:
                 kind = f"action:{self.state.phase.name}"
                 a = await self._player_step(acts[0])
             apply(self.state, a)
+            self._applied.append(encode(a))
             self.applied_at.append(time.monotonic())
             for env in self._actions.pop(self.step, []):
                 why = "out-of-turn" if env.sender not in acts else "superseded"
@@ -389,6 +436,7 @@ class Table:
     async def _player_step(self, actor: int) -> Action:
         step = self.step
         queue = self._actions.setdefault(step, [])
+        refused_own = 0
         while True:
             if actor == self.me and step not in self._my_actions:
                 a = await self.decide()
@@ -407,7 +455,7 @@ class Table:
                 await self._confirm_acks(step)
                 self.stop(actor, "desync", f"step {step}: the action's state hash differs "
                                            "from the one its sender acknowledged")
-                raise self.failure  # type: ignore[misc]
+                raise self.failure
             try:
                 a = decode(env.body[1])
                 trial = self.state.copy()
@@ -415,7 +463,14 @@ class Table:
             except (DecodeError, IllegalAction) as exc:
                 self.refuse(env.sender, f"illegal action at step {step}: {exc}")
                 if env.sender == self.me:
+                    refused_own += 1
+                    if self.human is None and refused_own > 3:
+                        # a bot would choose the same again: never spin on it
+                        raise TableStopped(self.me, "bot-illegal",
+                                           f"our moves at step {step} were refused: "
+                                           f"{exc}") from exc
                     self._my_actions.discard(step)  # ours was refused too: decide again
+                    await asyncio.sleep(0)  # never hold the event loop while retrying
                 continue
             break
         await self.resolver.check_claims(actor, a)
@@ -513,9 +568,21 @@ class Table:
         log.error("desync at step %d; our state dumped to %s", rnd, path)
 
     # ================================================================ waiting
+    def _notify(self) -> None:
+        """Wake the main loop if it waits (cheap: no task per wake, see :meth:`wait`)."""
+        self._wake.set()
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
     async def wait(self, ready: Callable[[], bool], what: str,
                    who: Callable[[], list[int]]) -> None:
-        """Wait until ``ready()``; name the awaited seats when stalled; abandon when told."""
+        """Wait until ``ready()``; name the awaited seats when stalled; abandon when told.
+
+        One plain future per sleep (woken by :meth:`_notify`, bounded by a timer handle)
+        instead of ``wait_for(event.wait())``, which creates a task per wake-up: on a
+        plain move that overhead was a measurable share of the latency."""
+        loop = asyncio.get_running_loop()
         start = time.monotonic()
         warned = False
         self.waiting_on = (what, who)
@@ -530,13 +597,19 @@ class Table:
                                    f"waited {waited:.1f} s for {what}; seats {missing} "
                                    "never answered")
             limit = self.stall_timeout if not warned else self.abandon_timeout
+            fut: asyncio.Future[None] = loop.create_future()
+            self._waiter = fut
+            timer = loop.call_later(max(0.01, min(limit - waited, 1.0)),
+                                    lambda f=fut: f.done() or f.set_result(None))
             try:
-                await asyncio.wait_for(self._wake.wait(), max(0.01, min(limit - waited, 1.0)))
-            except TimeoutError:
-                if not warned and time.monotonic() - start >= self.stall_timeout:
-                    warned = True
-                    log.warning("seat %d waiting for %s: seats %s have not answered",
-                                self.me, what, who())
+                await fut
+            finally:
+                timer.cancel()
+                self._waiter = None
+            if not warned and time.monotonic() - start >= self.stall_timeout and not ready():
+                warned = True
+                log.warning("seat %d waiting for %s: seats %s have not answered",
+                            self.me, what, who())
         self.waiting_on = None
         if self.failure is not None:
             raise self.failure
@@ -558,8 +631,22 @@ class Table:
 
     # ================================================================ sending
     def _sign(self, kind: str, body: Any) -> Envelope:
+        """Sign and append our own envelope to the log.  We just made the signature and
+        chain it to our own last envelope, so re-verifying it (``TranscriptLog.add``,
+        ~0.2 ms of Ed25519) is skipped; the body is still decoded from the wire exactly as
+        the peers will decode it."""
         wire = self.signer.sign(kind, body)
-        return self.log.add(wire, via=self.me)
+        outer = msgpack.unpackb(wire, raw=False, use_list=True, strict_map_key=True)
+        _v, gid, sender, seq, prev, kind_w, body_w = msgpack.unpackb(
+            outer[0], raw=False, use_list=True, strict_map_key=True)
+        chain = self.log.by_sender.setdefault(sender, [])
+        if sender != self.me or seq != len(chain) or prev != (chain[-1].id if chain
+                                                               else bytes(32)):
+            return self.log.add(wire, via=self.me)  # not our plain next envelope: full check
+        env = Envelope(gid, sender, seq, prev, kind_w, body_w, wire)
+        chain.append(env)
+        self.log.entries.append(env)
+        return env
 
     def emit(self, kind: str, body: Any) -> None:
         """Sign, store, process locally and send one non-crypto envelope.
@@ -571,7 +658,7 @@ class Table:
         """
         env = self._sign(kind, body)
         self._dispatch(env)
-        self._send_own([env.wire])
+        self._send_own([env.wire], urgent=kind == ACTION_KIND)
 
     def emit_crypto(self, bodies: list[Any]) -> None:
         """Sign our crypto output; snapshot *before* anything leaves (write-ahead)."""
@@ -583,13 +670,24 @@ class Table:
             self._save_secrets([e.wire for e in envs])
         self._send_own([e.wire for e in envs])
 
-    def _send_own(self, wires: list[bytes]) -> None:
-        if self.store is None:
+    def _send_own(self, wires: list[bytes], urgent: bool = False) -> None:
+        """Queue our envelopes for the flusher; ``urgent`` (a move: every peer waits for
+        it) fsyncs here and sends the whole outbox at once instead — an fsync costs ~0.3 ms,
+        while the flusher's two hops through a worker thread and a busy event loop cost
+        several ms on the critical path.  Either way nothing leaves before it is on disk."""
+        store = self.store
+        if store is None:
             for w in wires:
                 self.transport.broadcast(ENV_TAG + w)
             return
         for w in wires:
-            self._outbox.append((self.store.append(w, durable=False), w))
+            self._outbox.append((store.append(w, durable=False), w))
+        if urgent:
+            store.sync()
+            while self._outbox and self._outbox[0][0] <= store.synced:
+                self.transport.broadcast(ENV_TAG + self._outbox.pop(0)[1])
+            if not self._outbox:
+                return
         self._out_wake.set()
 
     async def _flusher(self) -> None:
@@ -617,7 +715,7 @@ class Table:
         if self.failure is None:
             self.failure = TableStopped(culprit, rule, detail)
             log.error("seat %d stops the table: %s", self.me, self.failure)
-        self._wake.set()
+        self._notify()
 
     # ================================================================ identifiable abort
     def _abort(self, exc: CheatDetected, env: Envelope | None) -> None:
@@ -681,21 +779,61 @@ class Table:
 
     # ================================================================ receiving
     async def _pump(self) -> None:
+        """Feed mesh events to the table, a batch at a time.
+
+        Latency: the move every peer waits for must not queue behind the acks that
+        arrived before it (each costs a signature check).  So in a batch, the envelopes of
+        a sender up to its action envelope go first (its chain order is kept; other
+        senders' envelopes are independent), and right after an action is taken in we
+        yield once so the main loop applies it before the rest of the batch is checked.
+        """
+        batch_of = getattr(self.transport, "next_events", None)
         while True:
-            event = await self.transport.next_event()
-            try:
-                if isinstance(event, Received):
-                    self.on_bytes(event.seat, event.body)
-                elif isinstance(event, PeerUp) and (event.restarted or self.resumed):
-                    # the mesh is reliable within one incarnation; only a restart loses
-                    # messages, and then both sides ask for what they lack
-                    self._request_sync(event.seat)
-                elif isinstance(event, PeerDown):
-                    log.info("seat %d: %s is down (%s)", self.me, event.label, event.reason)
-            except Exception as exc:  # bad input must never kill the pump
-                log.exception("seat %d: error handling a message", self.me)
-                self.refuse(getattr(event, "seat", None), f"internal error: {exc!r}")
-            self._wake.set()
+            if batch_of is not None:
+                events = self._prioritise(await batch_of())
+            else:
+                events = [await self.transport.next_event()]
+            for event in events:
+                try:
+                    if isinstance(event, Received):
+                        self.on_bytes(event.seat, event.body)
+                    elif isinstance(event, PeerUp) and (event.restarted or self.resumed):
+                        # the mesh is reliable within one incarnation; only a restart loses
+                        # messages, and then both sides ask for what they lack
+                        self._request_sync(event.seat)
+                    elif isinstance(event, PeerDown):
+                        log.info("seat %d: %s is down (%s)", self.me, event.label, event.reason)
+                except Exception as exc:  # bad input must never kill the pump
+                    log.exception("seat %d: error handling a message", self.me)
+                    self.refuse(getattr(event, "seat", None), f"internal error: {exc!r}")
+                if self._new_action:
+                    self._new_action = False
+                    self._notify()
+                    await asyncio.sleep(0)  # let the main loop apply it now
+            self._notify()
+
+    def _prioritise(self, events: list[Any]) -> list[Any]:
+        """Stable reorder of a batch: each sender's envelopes up to (and including) its
+        last action envelope first, everything else after, in arrival order."""
+        if len(events) < 2:
+            return events
+        senders: list[int | None] = []
+        last_action: dict[int, int] = {}
+        for i, ev in enumerate(events):
+            sender = None
+            if isinstance(ev, Received) and ev.body[:1] == ENV_TAG:
+                try:
+                    sender, _seq, kind = peek_header(ev.body[1:])
+                    if kind == ACTION_KIND:
+                        last_action[sender] = i
+                except Exception:  # refused properly by accept() later
+                    sender = None
+            senders.append(sender)
+        if not last_action:
+            return events
+        front = [s is not None and i <= last_action.get(s, -1) for i, s in enumerate(senders)]
+        return ([ev for ev, f in zip(events, front, strict=True) if f]
+                + [ev for ev, f in zip(events, front, strict=True) if not f])
 
     def _request_sync(self, seat: int) -> None:
         counts = [len(self.log.by_sender.get(p, [])) for p in range(self.n)]
@@ -723,9 +861,7 @@ class Table:
     def accept(self, wire: bytes, via: int | None) -> None:
         """Verify one envelope into the log (or hold it until its predecessor arrives)."""
         try:
-            outer = msgpack.unpackb(wire, raw=False)
-            hdr = msgpack.unpackb(outer[0], raw=False)
-            sender, seq = int(hdr[2]), int(hdr[3])
+            sender, seq, _kind = peek_header(wire)
             if not 0 <= sender < self.n:
                 raise ValueError("unknown sender")
         except Exception as exc:
@@ -800,6 +936,8 @@ class Table:
                 self.refuse(env.sender, "too many queued actions")
                 return
             queue.append(env)
+            if step == self.step:
+                self._new_action = True
             if env.sender == self.me:
                 self._my_actions.add(step)
         elif kind == ACK_KIND:
@@ -807,22 +945,7 @@ class Table:
                     and isinstance(body[1], bytes) and isinstance(body[2], list)):
                 self.refuse(env.sender, "malformed ack")
                 return
-            rnd = body[0]
-            if isinstance(rnd, bool) or rnd <= self._confirmed:
-                return  # a round we already closed (resume replay)
-            if rnd > self.step + MAX_ACK_AHEAD:
-                self.refuse(env.sender, f"ack for step {rnd} too far ahead")
-                return
-            acks = self._acks.setdefault(rnd, {})
-            if env.sender in acks:
-                self.refuse(env.sender, f"second ack for step {rnd}")
-                return
-            acks[env.sender] = env
-            if not self._replaying:
-                try:
-                    self._check_acks()
-                except TableStopped:
-                    pass  # recorded in self.failure; the main loop raises it
+            self._take_ack(env.sender, body[0], env)
         elif kind == ABORT_KIND:
             if not abort_body_ok(body):
                 self.refuse(env.sender, "malformed abort notice")
@@ -831,19 +954,66 @@ class Table:
         else:
             self.refuse(env.sender, f"unknown envelope kind {kind[:32]!r}")
 
+    def _take_ack(self, sender: int, rnd: Any, ack: Envelope) -> None:
+        """Record ``sender``'s ack of round ``rnd`` and compare complete rounds."""
+        if isinstance(rnd, bool) or rnd <= self._confirmed:
+            return  # a round we already closed (resume replay)
+        if rnd > self.step + MAX_ACK_AHEAD:
+            self.refuse(sender, f"ack for step {rnd} too far ahead")
+            return
+        acks = self._acks.setdefault(rnd, {})
+        if sender in acks:
+            self.refuse(sender, f"second ack for step {rnd}")
+            return
+        acks[sender] = ack
+        if not self._replaying:
+            try:
+                self._check_acks()
+            except TableStopped:
+                pass  # recorded in self.failure; the main loop raises it
+
     # ================================================================ persistence
     def _save_secrets(self, outgoing: list[bytes] | None) -> None:
+        """Write-ahead snapshot (versioned msgpack, no pickle): the session
+        (:meth:`TokenSession.snapshot`), where the current step started — as the engine
+        actions applied before it (the engine is deterministic, so replaying them rebuilds
+        the state; its hash is kept to check) and the zone map — and what we are sending."""
         assert self.store is not None
         snap = None
         if outgoing is not None:
-            snap = pickle.dumps({
-                "session": self.session,
-                "start": self._start,
+            st = self._start
+            snap = msgpack.packb({
+                "v": SNAPSHOT_VERSION,
+                "session": self.session.snapshot(),
+                "step": st.step,
+                "cursor": st.cursor,
+                "actions": self._applied[:st.step],
+                "hash": st.state.hash(),
+                "zones": [st.zones.bag, st.zones.hands],
                 "processed": len(self.log.entries),
                 "own": len(self.log.by_sender.get(self.me, [])),
                 "outgoing": outgoing,
-            }, protocol=pickle.HIGHEST_PROTOCOL)
+            }, use_bin_type=True)
         self.store.save_secrets(Secrets(self.identity.to_bytes(), self.x, snap))
+
+    def _load_snapshot(self, data: bytes) -> dict[str, Any]:
+        """Parse our own snapshot and rebuild the session and the step start from it."""
+        snap = msgpack.unpackb(data, raw=False)
+        if not isinstance(snap, dict) or snap.get("v") != SNAPSHOT_VERSION:
+            raise TableStopped(self.me, "resume", "secrets.bin holds no snapshot we can read")
+        ops = self.session.ops  # keep op classes a test or tool installed
+        self.session = TokenSession.restore(snap["session"], op_classes=ops)
+        state = new_game(self.config)
+        for enc in snap["actions"]:
+            apply(state, decode(enc))
+        if state.hash() != snap["hash"]:
+            raise TableStopped(self.me, "resume", "replayed actions do not give the "
+                                                  "snapshot's state")
+        zones = ZoneMap(self.n)
+        zones.bag, zones.hands = snap["zones"]
+        self._applied = list(snap["actions"])
+        self._start = _StepStart(snap["step"], state, zones, snap["cursor"])
+        return snap
 
     def _restore(self) -> None:
         """Rebuild log, session and step from the folder (see the module docstring)."""
@@ -857,9 +1027,8 @@ class Table:
             self.log.add(w)
         processed = 0
         if secrets.snapshot is not None:
-            snap = pickle.loads(secrets.snapshot)
-            self.session = snap["session"]
-            start: _StepStart = snap["start"]
+            snap = self._load_snapshot(secrets.snapshot)
+            start = self._start
             mine = self.log.by_sender.get(self.me, [])
             missing = snap["own"] - len(mine)
             if missing > 0:

@@ -267,6 +267,21 @@ class Mesh:
                 link.unconsumed -= len(event.body)
         return event
 
+    async def next_events(self, limit: int = 256) -> list[MeshEvent]:
+        """Wait for the next event, then also take (without waiting) up to ``limit - 1``
+        more already queued: the table looks at a whole batch so that it can handle the
+        move everybody waits for before the acks queued ahead of it."""
+        out = [await self.next_event()]
+        q = self._events
+        while len(out) < limit and not q.empty():
+            event = q.get_nowait()
+            if isinstance(event, Received):
+                link = self._links.get(event.seat)
+                if link is not None:
+                    link.unconsumed -= len(event.body)
+            out.append(event)
+        return out
+
     async def recv(self) -> Received:
         """The next data message, skipping up/down events (convenience for simple users)."""
         while True:

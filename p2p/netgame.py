@@ -8,32 +8,57 @@ from its folder after a crash — the same code path :mod:`p2p.peer` uses.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 from .connection import Listener
-from .game import GameSetup
+from .game import BoardMismatch, GameSetup, check_board, read_board_spec, variant_reverse
 from .identity import Identity
 from .local_table import LocalPeer, finish_peer, start_peer
 from .lockstep import Agent, HumanDecider, Table, TableResult
 from .store import GameStore, game_folder
 
 
+def setup_board(setup: GameSetup, variant: str | None = None,
+                board: str | os.PathLike[str] | None = None) -> str:
+    """The board spec to play: ours (``board`` file) or the host's, checked against the
+    agreed digest; ``variant`` (if given) must be the agreed one.  Raises
+    :class:`p2p.game.BoardMismatch` naming the mismatch, before any game state exists."""
+    agreed = setup.params.variant
+    if variant is not None and variant_reverse(variant) != variant_reverse(agreed):
+        raise BoardMismatch(f"variant mismatch: this peer wants {variant!r}, the table "
+                            f"agreed on {agreed!r}")
+    variant_reverse(agreed)
+    mine = read_board_spec(board) if board is not None else None
+    if mine is not None:
+        check_board(setup.params, mine, "this peer")
+    if setup.board is not None:
+        check_board(setup.params, setup.board, "the host")
+    spec = mine if mine is not None else setup.board
+    return check_board(setup.params, spec, "this peer")
+
+
 async def play_setup(setup: GameSetup, listener: Listener, root: str | Path,
                      agent: Agent | None = None, human: HumanDecider | None = None, *,
                      lam: int = 40, abandon_timeout: float = 1800.0,
-                     on_table: Callable[[Table], None] | None = None) -> TableResult:
+                     on_table: Callable[[Table], None] | None = None,
+                     variant: str | None = None,
+                     board: str | os.PathLike[str] | None = None) -> TableResult:
     """Play the game agreed in the lobby; returns our :class:`TableResult` (with the
     ``game.silkroad`` export path).  ``on_table(table)`` is called before play starts so a
     UI can follow the table (``on_step``, ``hand()``, ``waiting_for()``, the mesh).
+    ``variant``/``board`` (a board JSON file) are what this player asked for: they must
+    match the agreed params (:func:`setup_board`), else :class:`p2p.game.BoardMismatch`.
     Raises :class:`p2p.lockstep.TableStopped` on a cheat,
     a desync or a peer that never came back."""
+    spec = setup_board(setup, variant, board)
     folder = game_folder(root, setup.game_id)
     store = GameStore(folder)
     if not store.exists():
-        store.create(list(setup.roster), setup.params, setup.my_seat, setup.game_id, lam)
+        store.create(list(setup.roster), setup.params, setup.my_seat, setup.game_id, lam, spec)
     peer = LocalPeer(setup.my_seat, listener.identity, listener, list(setup.roster),
-                     setup.params, setup.game_id, folder)
+                     setup.params, setup.game_id, folder, board=spec)
     table = await start_peer(peer, agent, human, abandon_timeout=abandon_timeout)
     if on_table is not None:
         on_table(table)

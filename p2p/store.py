@@ -10,18 +10,20 @@ Layout of ``<root>/<game_id hex[:16]>/``:
 * ``secrets.bin`` — our identity seed, ElGamal secret key and the latest session snapshot
   (see :mod:`p2p.lockstep`), written atomically (temp file + fsync + rename) because a
   half-written secret file would make the peer unable to resume.
+* ``stopped.json`` — why our table stopped early (culprit, rule, detail, step), if it did.
 * ``game.silkroad`` — the self-contained export written at the end (roster keys, params and
   every envelope including the revealed secrets) that ``silkroad audit`` verifies offline.
 
-Secrets are pickled only here, only by and for this peer: they are never sent anywhere and
-never loaded from someone else's folder.
+Secrets are msgpack (``[magic, version, identity seed, ElGamal x, snapshot]``; the snapshot
+is :meth:`p2p.lockstep.Table` 's own versioned msgpack around
+:meth:`crypto.session.TokenSession.snapshot`): no pickle, so even a tampered folder cannot
+make the program run code when it resumes.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pickle
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +31,16 @@ from typing import Any
 
 import msgpack
 
-from .game import GameParams
+from engine.state import Config
+
+from .game import DEFAULT_BOARD, GameParams, game_config
 from .mesh import RosterEntry
 
 EXPORT_MAGIC = "silkroad-transcript"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
 _LEN = struct.Struct(">I")
+SECRETS_MAGIC = "silkroad-secrets"
+SECRETS_VERSION = 2
 MAX_RECORD = 16 * 1024 * 1024
 
 
@@ -74,6 +80,7 @@ class GameStore:
         self.secrets_path = self.folder / "secrets.bin"
         self.meta_path = self.folder / "meta.json"
         self.export_path = self.folder / "game.silkroad"
+        self.stopped_path = self.folder / "stopped.json"
         self._fh: Any = None
         self._dirty = False
         #: records appended so far / known to be on disk (fsync done after they were written)
@@ -82,13 +89,18 @@ class GameStore:
 
     # --- meta ---------------------------------------------------------------------------
     def create(self, roster: list[RosterEntry], params: GameParams, seat: int,
-               game_id: bytes, lam: int = 40) -> None:
-        """Create the folder and write ``meta.json`` (once, at the start of the game)."""
+               game_id: bytes, lam: int = 40, board: str = DEFAULT_BOARD) -> None:
+        """Create the folder and write ``meta.json`` (once, at the start of the game).
+
+        ``board`` is the agreed board spec (``"default"`` or the board file's JSON text):
+        kept here so a resumed peer and :func:`p2p.game_audit.audit_folder` rebuild the same
+        engine config without the lobby."""
         self.folder.mkdir(parents=True, exist_ok=True)
         meta = {
             "game_id": game_id.hex(),
             "seat": seat,
             "lam": lam,
+            "board": board,
             "params": [p.hex() if isinstance(p, bytes) else p for p in params.to_wire()],
             "roster": [[e.seat, e.key.hex(), e.host, e.port, e.name] for e in roster],
         }
@@ -103,6 +115,16 @@ class GameStore:
             return int(json.loads(self.meta_path.read_text()).get("lam", 40))
         except (OSError, ValueError, TypeError) as exc:
             raise StoreError(f"cannot read {self.meta_path}: {exc}") from exc
+
+    def load_board(self) -> str:
+        """The agreed board spec (folders from before boards were carried: the default)."""
+        try:
+            board = json.loads(self.meta_path.read_text()).get("board", DEFAULT_BOARD)
+        except (OSError, ValueError, TypeError) as exc:
+            raise StoreError(f"cannot read {self.meta_path}: {exc}") from exc
+        if not isinstance(board, str):
+            raise StoreError(f"{self.meta_path}: bad board")
+        return board
 
     def load_meta(self) -> tuple[list[RosterEntry], GameParams, int, bytes]:
         """``(roster, params, seat, game_id)`` from ``meta.json``."""
@@ -180,22 +202,49 @@ class GameStore:
     def save_secrets(self, secrets: Secrets) -> None:
         """Atomically replace ``secrets.bin``."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        _atomic_write(self.secrets_path, pickle.dumps(secrets, protocol=pickle.HIGHEST_PROTOCOL))
+        _atomic_write(self.secrets_path, msgpack.packb(
+            [SECRETS_MAGIC, SECRETS_VERSION, secrets.identity_seed,
+             secrets.elgamal_x.to_bytes(32, "big"), secrets.snapshot], use_bin_type=True))
 
     def load_secrets(self) -> Secrets:
         try:
-            obj = pickle.loads(self.secrets_path.read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError) as exc:
+            obj = msgpack.unpackb(self.secrets_path.read_bytes(), raw=False)
+        except Exception as exc:  # OSError or any msgpack error: unreadable
             raise StoreError(f"cannot read {self.secrets_path}: {exc}") from exc
-        if not isinstance(obj, Secrets):
+        if not (isinstance(obj, list) and len(obj) == 5 and obj[0] == SECRETS_MAGIC):
             raise StoreError(f"{self.secrets_path} does not hold secrets")
-        return obj
+        if obj[1] != SECRETS_VERSION:
+            raise StoreError(f"{self.secrets_path}: secrets version {obj[1]!r}")
+        _, _, seed, x, snap = obj
+        if not (isinstance(seed, bytes) and isinstance(x, bytes) and len(x) == 32
+                and (snap is None or isinstance(snap, bytes))):
+            raise StoreError(f"{self.secrets_path}: bad secrets fields")
+        return Secrets(seed, int.from_bytes(x, "big"), snap)
+
+    # --- a stopped table ------------------------------------------------------------------
+    def write_stopped(self, culprit: int | None, rule: str, detail: str, step: int,
+                      envelopes: int) -> None:
+        """Record why our table stopped (``stopped.json``): the transcript alone cannot say
+        that a player abandoned or whom a timeout named."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.stopped_path, json.dumps(
+            {"culprit": culprit, "rule": rule, "detail": detail, "step": step,
+             "envelopes": envelopes}, indent=1).encode())
+
+    def load_stopped(self) -> dict[str, Any] | None:
+        """The stop record, or None if the table never stopped early (or it is unreadable)."""
+        try:
+            obj = json.loads(self.stopped_path.read_text())
+        except (OSError, ValueError):
+            return None
+        return obj if isinstance(obj, dict) else None
 
     # --- export -------------------------------------------------------------------------
     def write_export(self, roster: list[RosterEntry], params: GameParams, game_id: bytes,
-                     lam: int, wires: list[bytes]) -> Path:
+                     lam: int, wires: list[bytes], board: str = DEFAULT_BOARD) -> Path:
         """Write the self-contained ``game.silkroad`` (msgpack) and return its path."""
-        _atomic_write(self.export_path, encode_export(roster, params, game_id, lam, wires))
+        _atomic_write(self.export_path, encode_export(roster, params, game_id, lam, wires,
+                                                      board))
         return self.export_path
 
 
@@ -208,13 +257,21 @@ class ExportedGame:
     game_id: bytes
     lam: int
     wires: list[bytes]
+    #: board spec (``"default"`` or board JSON; its digest is checked against the params)
+    board: str = DEFAULT_BOARD
+
+    def config(self) -> Config:
+        """The engine config the game was played with (board checked, variant applied)."""
+        return game_config(self.params, self.board)
 
 
 def encode_export(roster: list[RosterEntry], params: GameParams, game_id: bytes, lam: int,
-                  wires: list[bytes]) -> bytes:
-    """Bytes of a self-contained transcript file (arrays only)."""
+                  wires: list[bytes], board: str = DEFAULT_BOARD) -> bytes:
+    """Bytes of a self-contained transcript file (arrays only).  Version 2 appends the
+    board spec, so the audit rebuilds a custom board without any file of the player's."""
     return msgpack.packb([EXPORT_MAGIC, EXPORT_VERSION, [e.to_wire() for e in roster],
-                          params.to_wire(), game_id, lam, list(wires)], use_bin_type=True)
+                          params.to_wire(), game_id, lam, list(wires), board],
+                         use_bin_type=True)
 
 
 def read_export(path: str | os.PathLike[str]) -> ExportedGame:
@@ -224,11 +281,15 @@ def read_export(path: str | os.PathLike[str]) -> ExportedGame:
         obj = msgpack.unpackb(data, raw=False, use_list=True, strict_map_key=True)
     except Exception as exc:  # OSError or any msgpack error: all mean "unreadable"
         raise StoreError(f"cannot read {path}: {exc}") from exc
-    if not (isinstance(obj, list) and len(obj) == 7 and obj[0] == EXPORT_MAGIC):
+    if not (isinstance(obj, list) and len(obj) in (7, 8) and obj[0] == EXPORT_MAGIC):
         raise StoreError(f"{path} is not a silkroad transcript")
-    _, version, roster_w, params_w, game_id, lam, wires = obj
-    if version != EXPORT_VERSION:
+    version = obj[1]
+    if (version, len(obj)) not in ((1, 7), (EXPORT_VERSION, 8)):
         raise StoreError(f"{path}: unsupported transcript version {version!r}")
+    _, _, roster_w, params_w, game_id, lam, wires = obj[:7]
+    board = obj[7] if len(obj) == 8 else DEFAULT_BOARD
+    if not isinstance(board, str):
+        raise StoreError(f"{path}: bad board")
     try:
         roster = [RosterEntry.from_wire(e) for e in roster_w]
         params = GameParams.from_wire(params_w)
@@ -237,4 +298,4 @@ def read_export(path: str | os.PathLike[str]) -> ExportedGame:
     if not isinstance(game_id, bytes) or not isinstance(lam, int) or not isinstance(wires, list) \
             or not all(isinstance(w, bytes) for w in wires):
         raise StoreError(f"{path}: bad game id, lambda or envelope list")
-    return ExportedGame(roster, params, game_id, lam, wires)
+    return ExportedGame(roster, params, game_id, lam, wires, board)

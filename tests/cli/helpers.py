@@ -12,9 +12,10 @@ from prompt_toolkit.layout.screen import Screen, WritePosition
 from prompt_toolkit.output import DummyOutput
 
 from cli.local_session import LocalSession
+from cli.replay_model import ReplayModel
 from cli.session import SeatInfo
 from cli.table_app import TableApp
-from engine.state import make_config
+from engine.state import Phase, make_config
 
 NAMES = ("Ann", "Marco", "Leyla", "Zhang", "Omar", "Roxana")
 
@@ -60,3 +61,77 @@ def screen_text(app: TableApp | Any, width: int = 80, height: int = 24) -> list[
         row = screen.data_buffer[y]
         lines.append("".join(row[x].char for x in range(width)).rstrip())
     return lines
+
+
+ARROW = {"right": "\x1b[C", "left": "\x1b[D", "up": "\x1b[A", "down": "\x1b[B",
+         "home": "\x1b[H", "end": "\x1b[F"}
+"""What a VT100 terminal sends for these keys (the pipe input parses them back)."""
+
+
+def next_auction(model: ReplayModel, step: int, direction: int) -> int:
+    """Where ↑/↓ should land, worked out from the states alone (not from the viewer)."""
+    i = step + direction
+    while 0 < i < len(model) - 1:
+        if model.states[i].phase == Phase.BID and model.states[i - 1].phase != Phase.BID:
+            return i
+        i += direction
+    return max(0, min(len(model) - 1, i))
+
+
+async def drive_replay(model: ReplayModel) -> None:
+    """Open the replay viewer on ``model`` and drive it only by keystrokes through a pipe:
+    step, jump by auction, Home/End, a seat's view, the auditor's view, quit.  Asserts on
+    the viewer's position and on what its view shows (hands, bag), not on screen bytes."""
+    from prompt_toolkit.input import create_pipe_input
+
+    from cli.replay_app import ReplayApp
+
+    with create_pipe_input() as inp:
+        app = ReplayApp(model, viewer=None, input=inp, output=DummyOutput())
+        task = asyncio.create_task(app.app.run_async())
+        await until(lambda: app.app.is_running)
+
+        async def press(key: str, step: int, viewer: int | None = -1) -> None:
+            inp.send_text(ARROW.get(key, key))
+            await until(lambda: app.step == step and (viewer == -1 or app.viewer == viewer))
+
+        last = len(model) - 1
+        await press("right", 1)
+        await press("right", 2)
+        await press("right", 3)
+        await press("left", 2)
+        down = next_auction(model, 2, 1)
+        assert down > 2
+        await press("down", down)
+        down2 = next_auction(model, down, 1)
+        await press("down", down2)
+        await press("up", next_auction(model, down2, -1))
+        await press("end", last)
+        await press("right", last)  # stays at the end
+        await press("home", 0)
+        await press("left", 0)  # stays at the start
+        for _ in range(3):  # a few auctions in: goods in hands and in the bag
+            await press("down", next_auction(model, app.step, 1))
+        step = app.step
+        s = model.states[step]
+        assert any(s.goods[p] for p in range(model.players)) and s.bag
+        for seat in (1, model.players - 1, 0):
+            await press(str(seat), step, seat)
+            shown = app.shown_hands()
+            assert set(shown) == {seat}  # only this seat's own goods show in colour
+            assert shown[seat] == model.hand(step, seat)
+            assert set(shown[seat]) == set(s.goods[seat])
+            assert app._view().hand == model.hand(step, seat)
+            assert app.bag_counts() is None  # nobody at the table sees into the bag
+            assert model.names[seat] in app.header()[0][1]
+        await press("a", step, None)
+        shown = app.shown_hands()
+        assert set(shown) == set(range(model.players))
+        for p in range(model.players):  # every colour of every hand
+            assert set(shown[p]) == set(s.goods[p])
+        bag = app.bag_counts()
+        assert bag is not None and sum(bag) == len(s.bag)
+        assert "auditor" in app.header()[0][1]
+        await press(str(model.players), step, None)  # no such seat: nothing changes
+        inp.send_text("q")
+        await asyncio.wait_for(task, 5)

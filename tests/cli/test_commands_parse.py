@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cli.commands_parse import CommandError, CommandParser, colour_of
-from engine.actions import RESOLVER, Bid, ExchangePair, PassBid, TakeTile
+from engine.actions import RESOLVER, Bid, ExchangePair, PassBid, TakeTile, VizierChoice
 from engine.dealer import LocalDealer
 from engine.game import new_game
 from engine.rules import actors, apply, combine_vizier, is_simultaneous, legal_actions
@@ -31,8 +31,12 @@ def _states(players: int, seed: int) -> list[tuple[GameState, int, dict[int, int
         for p in acts:
             out.append((s.copy(), p, d.hand(s, p)))
         if is_simultaneous(s):
-            choices = {p: bots[p].choose(PlayerView(s, p, d.hand(s, p)),
-                                         legal_actions(s, p, d.hand(s, p))) for p in acts}
+            choices: dict[int, VizierChoice] = {}
+            for p in acts:
+                hand = d.hand(s, p)
+                c = bots[p].choose(PlayerView(s, p, hand), legal_actions(s, p, hand))
+                assert isinstance(c, VizierChoice)
+                choices[p] = c
             apply(s, combine_vizier(s, choices))
         else:
             p = acts[0]

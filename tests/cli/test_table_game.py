@@ -16,7 +16,7 @@ from cli.choices import Choice
 from cli.table_app import KEYS, TableApp
 from engine.actions import TakeTile
 from engine.rng import DetRng
-from engine.state import Phase
+from engine.state import GameState, Phase
 from engine.tiles import BARTERER, CROOK
 from tests.cli.helpers import Output80x24, make_session, until
 
@@ -28,7 +28,7 @@ EVERY_INTERACTION = {
 }
 
 
-def _pick(choices: list[Choice], covered: set[str], rng: DetRng, s) -> Choice:  # type: ignore[no-untyped-def]
+def _pick(choices: list[Choice], covered: set[str], rng: DetRng, s: GameState) -> Choice:
     fresh = [c for c in choices if type(c.action).__name__ not in covered]
     if "PlayBarterer" not in covered or "UseCrook" not in covered:
         kept = [c for c in choices if isinstance(c.action, TakeTile)
@@ -74,7 +74,10 @@ async def play_one(players: int, seed: int, covered: set[str]) -> TableApp:
                     sub = [e.choice for e in app.entries()]
                     j = sub.index(choice)
                     inp.send_text(KEYS[j] if j < len(KEYS) else RIGHT * j + "\r")
-            await until(lambda n0=n0: len(session.log) > n0 or bool(app.error))
+            def moved(n0: int = n0) -> bool:
+                return len(session.log) > n0 or bool(app.error)
+
+            await until(moved)
             assert not app.error, app.error
             covered.add(type(choice.action).__name__)
         await until(lambda: app.over)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 from prompt_toolkit.application import create_app_session
-from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import ColorDepth
 
 from cli.local_session import LocalSession
@@ -27,15 +28,20 @@ class WordsSession(LocalSession):
         return ("amber", "camel", "lotus", "oasis")
 
 
-async def _open(session: LocalSession):  # type: ignore[no-untyped-def]
+async def _open(session: LocalSession) -> tuple[TableApp, asyncio.Task[str]]:
     app = TableApp(session)
     task = asyncio.create_task(app.run())
     await until(lambda: bool(session.legal()) or session.state.phase == Phase.OVER)
-    await until(lambda: app.parser() is not None and app.parser().legal == session.legal())
+
+    def menu_ready() -> bool:
+        parser = app.parser()
+        return parser is not None and parser.legal == session.legal()
+
+    await until(menu_ready)
     return app, task
 
 
-def _run(coro_fn) -> None:  # type: ignore[no-untyped-def]
+def _run(coro_fn: Callable[[PipeInput], Awaitable[None]]) -> None:
     async def main() -> None:
         with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
             await coro_fn(inp)
@@ -44,7 +50,7 @@ def _run(coro_fn) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_mistyped_and_illegal_input_explain_in_one_line() -> None:
-    async def body(inp) -> None:  # type: ignore[no-untyped-def]
+    async def body(inp: PipeInput) -> None:
         session = make_session(4, 3)
         app, task = await _open(session)
         assert session.state.phase == Phase.BID
@@ -56,7 +62,10 @@ def test_mistyped_and_illegal_input_explain_in_one_line() -> None:
             ("exchange silk\r", "you cannot exchange now"),
         ):
             inp.send_text(text)
-            await until(lambda expect=expect: expect in app.error)
+            def shown(expect: str = expect) -> bool:
+                return expect in app.error
+
+            await until(shown)
             assert "\n" not in app.error
         inp.send_text("9")  # a menu key with no entry behind it
         await until(lambda: "no entry 9" in app.error or app.sel >= 0)
@@ -84,7 +93,7 @@ def test_mistyped_and_illegal_input_explain_in_one_line() -> None:
 
 
 def test_help_overlay_and_escape() -> None:
-    async def body(inp) -> None:  # type: ignore[no-untyped-def]
+    async def body(inp: PipeInput) -> None:
         session = make_session(4, 1)
         app, task = await _open(session)
         inp.send_text("?")
@@ -110,7 +119,7 @@ def test_help_overlay_and_escape() -> None:
 
 
 def test_table_life_banners_progress_and_auth_words() -> None:
-    async def body(inp) -> None:  # type: ignore[no-untyped-def]
+    async def body(inp: PipeInput) -> None:
         session = WordsSession(make_session(4, 1).config, make_session(4, 1).seats, 0, 1,
                                bot_delay=0.0)
         app, task = await _open(session)
@@ -149,7 +158,7 @@ def test_screen_fits_80x24_with_and_without_colour(
     else:
         monkeypatch.delenv("NO_COLOR", raising=False)
 
-    async def body(inp) -> None:  # type: ignore[no-untyped-def]
+    async def body(inp: PipeInput) -> None:
         for players in (3, 4, 6):
             session = make_session(players, 2)
             app, task = await _open(session)
@@ -175,7 +184,7 @@ def test_screen_fits_80x24_with_and_without_colour(
 
 
 def test_final_score_table_is_shown() -> None:
-    async def body(inp) -> None:  # type: ignore[no-untyped-def]
+    async def body(inp: PipeInput) -> None:
         session = make_session(4, 3, seat=None)  # all bots: the screen as a spectator
         app = TableApp(session)
         task = asyncio.create_task(app.run())

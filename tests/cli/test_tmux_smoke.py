@@ -30,8 +30,10 @@ def tmux(tmp_path: Path) -> Iterator[tuple[list[str], str]]:
     subprocess.run([*base, "kill-server"], capture_output=True, check=False)
 
 
-def _capture(base: list[str]) -> str:
-    return subprocess.run([*base, "capture-pane", "-p", "-t", "t"], capture_output=True,
+def _capture(base: list[str], joined: bool = False) -> str:
+    """The pane's text; ``joined`` undoes the terminal's wrapping of long lines."""
+    flags = ["-p", "-J"] if joined else ["-p"]
+    return subprocess.run([*base, "capture-pane", *flags, "-t", "t"], capture_output=True,
                           text=True, check=False).stdout
 
 
@@ -66,12 +68,14 @@ def _command() -> str:
 
 
 @pytest.mark.timeout(60)
-def test_networked_play_in_a_real_terminal(tmux: tuple[list[str], str], tmp_path: Path) -> None:
+def test_networked_play_in_a_real_terminal(tmux: tuple[list[str], str], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
     """``silkroad play`` with real peers: the deal's progress line, the table, one action
-    by key, then q/y leaves with exit code 0."""
+    by key, then q/y leaves with exit code 0 and one line saying where the game folder is
+    and that ``silkroad audit`` checks the part played (which it then does)."""
     base, _ = tmux
     done = tmp_path / "exit-code"
-    shell = (f"cd {tmp_path} && {_command()} play --seed 1 --shuffle audit --name Ann "
+    shell = (f"cd {tmp_path} && {_command()} play --bots 2 --seed 1 --shuffle audit --name Ann "
              f"--delay 0 --transcript {tmp_path / 'g.silkroad'}; echo $? > {done}; sleep 30")
     _start(base, shell)
     progress = ""
@@ -80,12 +84,12 @@ def test_networked_play_in_a_real_terminal(tmux: tuple[list[str], str], tmp_path
     while time.monotonic() < end and "YOUR TURN" not in screen:
         screen = _capture(base)
         progress = progress or next((x for x in screen.splitlines() if "the bag" in x
-                                     and "/4" in x), "")
+                                     and "/3" in x), "")
         time.sleep(0.03)
     assert progress, f"the deal's progress line was never seen; screen:\n{screen}"
     assert "YOUR TURN" in screen, screen
     for must in ("SILK ROAD", "Chang'An", "Samarkand", "Antioch", "Ann", "Marco", "Leyla",
-                 "Zhang", "bid"):
+                 "bid"):
         assert must in screen, must
     lines = screen.splitlines()
     assert len(lines) <= 24 and all(len(x) <= 80 for x in lines)
@@ -96,7 +100,20 @@ def test_networked_play_in_a_real_terminal(tmux: tuple[list[str], str], tmp_path
     _wait_for(base, "Leave the table?")
     subprocess.run([*base, "send-keys", "-t", "t", "y"], check=True)
     assert _exit_code(done) == "0", _capture(base)
-    assert "Traceback" not in _capture(base)
+    text = _capture(base, joined=True)
+    assert "Traceback" not in text
+    left = [x for x in text.splitlines() if x.startswith("You left the table")]
+    assert len(left) == 1 and "checks the part played" in left[0], text
+    folder = Path(left[0].split("'silkroad audit ")[1].split("'")[0])
+    if not folder.is_absolute():
+        folder = tmp_path / folder
+    assert (folder / "transcript.bin").exists() and (folder / "meta.json").exists()
+    from cli.main import main
+
+    assert main(["audit", str(folder)]) == 1  # not a finished game: incomplete, not unfair
+    out = capsys.readouterr().out
+    assert out.startswith("INCOMPLETE:") and "checks out so far" in out, out
+    assert "UNFAIR" not in out and "broke the rules" not in out
 
 
 @pytest.mark.timeout(60)

@@ -213,3 +213,16 @@ def test_decoded_types_are_exact() -> None:
     fr = decode(encode(FinalReveal(((0, 1), (), (4,)))))
     assert fr == FinalReveal(((0, 1), (), (4,)))
     assert decode(encode(Seed(b"\x00" * 16))) == Seed(b"\x00" * 16)
+
+
+def test_actions_of_different_kinds_are_never_equal() -> None:
+    """NamedTuples compare as tuples; actions must not (``Decline() in legal`` once matched
+    ``ExchangeDone()``, and ``Bid(3)`` matched ``Move(3)``)."""
+    from engine.actions import Bid, Decline, ExchangeDone, Move, PassBid, SellLead
+
+    assert Decline() != ExchangeDone()
+    assert Decline() not in [ExchangeDone()]
+    assert Bid(3) != Move(3)
+    assert PassBid() != SellLead()
+    assert Bid(3) == Bid(3) and hash(Bid(3)) == hash(Bid(3))
+    assert len({Bid(3), Move(3), Bid(3)}) == 2

@@ -48,6 +48,27 @@ class FrugalBot:
         return a
 
 
+class OneDrawBot:
+    """The heuristic bot until it has chosen one bag draw (Buy/Trade/Exchange), then the
+    frugal bot: a game with a few withdraw ops (all one needs to kill a peer during one)
+    that does not pay for a dozen more afterwards."""
+
+    def __init__(self, seed: int) -> None:
+        self.inner = make_bot("heuristic", seed)
+        self.frugal = FrugalBot(seed)
+        self.drew = False
+
+    def choose(self, view: PlayerView, legal: list[Action]) -> Action:
+        # never switch in the middle of an exchange (Decline is listed there but refused)
+        mid = any(isinstance(a, ExchangePair | ExchangeDone) for a in legal)
+        if self.drew and not mid:
+            return self.frugal.choose(view, legal)
+        a = self.inner.choose(view, legal)
+        if isinstance(a, _BAG_ACTIONS):
+            self.drew = True
+        return a
+
+
 async def play_tables(root: Path, players: int, mode: str = "audit", frugal: bool = True,
                       seed: int = 1, table_cls: type[Table] = Table,
                       on_step: Any = None, agents: dict[int, Any] | None = None,
@@ -85,15 +106,19 @@ def finished(results: list[Any]) -> list[TableResult]:
 async def play_with_restart(root: Path, players: int, victim: int,
                             when: Callable[[Table], bool], *, frugal: bool = True,
                             seed: int = 1, pause: float = 0.3,
-                            deadline: float = 60.0) -> tuple[list[Any], bool]:
+                            deadline: float = 60.0,
+                            bot: Callable[[int], Any] | None = None) -> tuple[list[Any], bool]:
     """Play a game; kill ``victim`` (cancel its table, close its mesh and listener) the
     first time ``when(table)`` holds, restart it from its folder on the same port, and
-    play on.  Returns ``(results, killed)``."""
+    play on.  ``bot(seed)`` makes the agents (default: frugal or heuristic).  Returns
+    ``(results, killed)``."""
     from p2p.connection import Listener
 
     peers = await make_local_setup(players, "audit", root, lam=LAM)
 
     def agent(seat: int) -> Any:
+        if bot is not None:
+            return bot(seed * 10 + seat)
         return FrugalBot(seed * 10 + seat) if frugal else make_bot("heuristic", seed * 10 + seat)
 
     tables = [await start_peer(p, agent(p.seat), lam=LAM) for p in peers]

@@ -144,7 +144,7 @@ def fair_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _rewrite(src: Path, dst: Path, wires: list[bytes]) -> Path:
     g = read_export(src)
-    dst.write_bytes(encode_export(g.roster, g.params, g.game_id, g.lam, wires))
+    dst.write_bytes(encode_export(g.roster, g.params, g.game_id, g.lam, wires, g.board))
     return dst
 
 

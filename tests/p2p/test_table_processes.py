@@ -1,4 +1,5 @@
-"""Peers as separate processes over loopback; one is SIGKILLed mid-game and restarted."""
+"""Peers as separate processes over loopback; one is SIGKILLed mid-game — while a bag draw
+(``withdraw`` op) is running — and restarted from its folder: the game ends fair."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import msgpack
 import pytest
 from table_kit import LAM, run
 
@@ -33,9 +35,24 @@ def _spawn(folder: Path, seed: int) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
 
-def _envelopes(folder: Path) -> int:
+def _op_started(folder: Path, op: str) -> bool:
+    """Whether the peer's stored transcript holds a crypto message of op ``op`` (read the
+    way a crash would leave it: whole records only)."""
     p = folder / "transcript.bin"
-    return p.stat().st_size if p.exists() else 0
+    if not p.exists():
+        return False
+    data = p.read_bytes()
+    pos = 0
+    while pos + 4 <= len(data):
+        n = int.from_bytes(data[pos:pos + 4], "big")
+        if pos + 4 + n > len(data):
+            break
+        env = msgpack.unpackb(msgpack.unpackb(data[pos + 4:pos + 4 + n])[0], raw=False)
+        kind, body = env[5], env[6]
+        if kind == "crypto" and isinstance(body, list) and len(body) > 1 and body[1] == op:
+            return True
+        pos += 4 + n
+    return False
 
 
 @pytest.mark.timeout(240)
@@ -45,9 +62,10 @@ def test_three_processes_with_a_sigkill_and_restart(tmp_path: Path) -> None:
     victim = 2
     try:
         deadline = time.monotonic() + 60
-        while _envelopes(folders[victim]) < 150_000 and time.monotonic() < deadline:
+        while not _op_started(folders[victim], "withdraw"):
             assert procs[victim].poll() is None, "victim ended before the kill"
-            time.sleep(0.02)
+            assert time.monotonic() < deadline, "no withdraw op started"
+            time.sleep(0.01)
         os.kill(procs[victim].pid, signal.SIGKILL)
         procs[victim].wait(10)
         time.sleep(0.5)
@@ -62,6 +80,8 @@ def test_three_processes_with_a_sigkill_and_restart(tmp_path: Path) -> None:
         events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         assert events and events[-1]["event"] == "done", out[-2000:]
         done.append(events[-1])
+    first = json.loads(outs[victim].splitlines()[0])
+    assert first["event"] == "started" and first["resumed"], first
     assert len({d["hash"] for d in done}) == 1
     report = audit_game(done[0]["export"])
     assert report.fair, str(report)

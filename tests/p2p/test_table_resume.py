@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from table_kit import finished, op_running, play_with_restart, run
+from table_kit import OneDrawBot, finished, op_running, play_with_restart, run
 
 from engine.state import Phase
 from p2p.game_audit import audit_game
@@ -42,7 +42,7 @@ def test_kill_mid_auction(tmp_path: Path) -> None:
 @pytest.mark.timeout(150)
 def test_kill_during_a_withdraw(tmp_path: Path) -> None:
     results, killed = run(lambda: play_with_restart(
-        tmp_path, 3, 0, op_running("withdraw"), frugal=False, seed=2), timeout=140)
+        tmp_path, 3, 0, op_running("withdraw"), bot=OneDrawBot, seed=2), timeout=140)
     _ok(results, killed)
 
 
