@@ -126,9 +126,6 @@ def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big") >> 1
     players = args.bots + 1
     if not args.local:
-        if args.variant or args.board:
-            return _fail("--variant and --board need --local for now "
-                         "(the networked table plays the base board)")
         return run_networked(args, kind, seed, players)
     if args.headless:
         seats = [SeatInfo(n, kind) for n in (*BOT_NAMES, "Yusuf")[:players]]
@@ -245,7 +242,8 @@ def run_networked(args: argparse.Namespace, kind: str, seed: int, players: int) 
 
     async def go() -> tuple[NetSession, str]:
         session = NetSession(seats, me, local_runner(names, kind, seed, args.shuffle, root,
-                                                             delay=args.delay))
+                                                     delay=args.delay, variant=args.variant,
+                                                     board=args.board))
         try:
             if me is None:
                 await session.play_to_end()

@@ -88,6 +88,7 @@ def finish_report(session: NetSession, target: Path, seed: int | None, wall: flo
         out = {
             "seed": seed,
             "players": s.players,
+            "variant": "reverse" if s.board.reverse else "normal",
             "names": names,
             "kinds": [x.kind for x in session.seats],
             "seat": session.seat,

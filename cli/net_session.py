@@ -410,13 +410,15 @@ def paced(agent: Agent, delay: float) -> HumanDecider:
 
 
 def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: str,
-                 root: str | Path, lam: int = 40, delay: float = 0.0) -> Runner:
+                 root: str | Path, lam: int = 40, delay: float = 0.0,
+                 variant: str | None = None, board: str | None = None) -> Runner:
     """``silkroad play``: every seat a real peer on 127.0.0.1 in this process.
 
     Seat 0 is the human when the session has a seat (its table asks the session), the other
     seats are bot peers; each peer has its own identity, listener, keys and game folder under
     ``root`` and they only talk over TCP, exactly as on a LAN.  With a human at the table
     the bots pause ``delay`` s before each move so the human can follow the log.
+    ``variant`` ("reverse") and ``board`` (a board file) are agreed by every peer.
     """
     from p2p.local_table import run_local_game
 
@@ -430,7 +432,7 @@ def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: s
 
         res = await run_local_game(len(names), bot_kind, seed, shuffle_mode, root, human,
                                    lam=lam, audit=False, names=list(names),
-                                   on_tables=on_tables)
+                                   on_tables=on_tables, variant=variant, board=board)
         return RunOutcome(res.transcript, res.wall_time)
 
     return run
