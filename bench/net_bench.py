@@ -126,11 +126,12 @@ def bench_processes(players: int, mode: str, bot: str, seed: int, lam: int) -> d
         if any(d["event"] != "done" for d in done):
             return {"players": players, "processes": True, "error": done}
         timings = [d["timings"] for d in done]
-        merged = []
+        merged: list[tuple[str, float, int, int]] = []
         for k, row in enumerate(timings[0]):
             actor = row[3]
             src = timings[actor] if actor >= 0 else timings[0]
-            merged.append(tuple(src[k] if k < len(src) else row))
+            name, at, step, who = src[k] if k < len(src) else row
+            merged.append((name, at, step, who))
         export = Path(done[0]["export"])
         report = audit_game(export)
         return {
@@ -138,8 +139,8 @@ def bench_processes(players: int, mode: str, bot: str, seed: int, lam: int) -> d
             "wall_s": round(wall, 2), "target_s": TARGETS.get(players),
             "steps": done[0]["steps"], "transcript_bytes": export.stat().st_size,
             "same_hash": len({d["hash"] for d in done}) == 1, "audit_fair": report.fair,
-            **summarise(merged, move_latencies(  # type: ignore[arg-type]
-                merged, [d["applied"] for d in done],  # type: ignore[arg-type]
+            **summarise(merged, move_latencies(
+                merged, [d["applied"] for d in done],
                 [{k: t for k, t in d["decided"]} for d in done])),
         }
 
@@ -167,7 +168,10 @@ async def bench_fuzz(count: int, seed: int) -> dict[str, Any]:
         finally:
             for p in peers:
                 await finish_peer(p, grace=1.0)
-        report = audit_game(results[0].export)  # type: ignore[arg-type]
+        export = results[0].export
+        if export is None:
+            raise RuntimeError("the fuzzed game left no transcript export")
+        report = audit_game(export)
         return {"fuzz_inputs": count, **{k: v for k, v in out.items() if k != "failure"},
                 "failure": str(out.get("failure")),
                 "same_hash": len({r.state_hash for r in results}) == 1,

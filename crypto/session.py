@@ -427,7 +427,7 @@ class _GraphCodec:
         if name is None:
             raise TypeError(f"cannot snapshot a {type(o).__module__}.{type(o).__qualname__}")
         attrs = vars(o).items() if hasattr(o, "__dict__") else (
-            (a, getattr(o, a)) for a in type(o).__slots__)  # type: ignore[attr-defined]
+            (a, getattr(o, a)) for a in getattr(type(o), "__slots__", ()))
         return ["O", nid, name, [[a, self._enc(v, memo, keep)] for a, v in attrs
                                  if not (a == "on_done" and v == [])]]
 

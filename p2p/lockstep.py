@@ -453,9 +453,8 @@ class Table:
                 # odd peer by majority (raises); if it does not, the actor contradicts its
                 # own ack
                 await self._confirm_acks(step)
-                self.stop(actor, "desync", f"step {step}: the action's state hash differs "
+                raise self.stop(actor, "desync", f"step {step}: the action's state hash differs "
                                            "from the one its sender acknowledged")
-                raise self.failure
             try:
                 a = decode(env.body[1])
                 trial = self.state.copy()
@@ -550,10 +549,9 @@ class Table:
             if bad or disagree:
                 self._dump_desync(rnd, acks)
                 culprits = [s for s, _ in bad] or disagree
-                self.stop(culprits[0], "desync",
+                raise self.stop(culprits[0], "desync",
                           f"step {rnd}: state hashes differ; disagreeing seats {culprits} "
                           f"({bad})")
-                raise self.failure  # type: ignore[misc]
             self._confirmed = rnd
             del self._acks[rnd]
             del self._my_hash[rnd]
@@ -711,11 +709,13 @@ class Table:
         self.refusals.append(Refusal(sender, reason))
         log.warning("seat %d refused a message from seat %s: %s", self.me, sender, reason)
 
-    def stop(self, culprit: int | None, rule: str, detail: str) -> None:
+    def stop(self, culprit: int | None, rule: str, detail: str) -> TableStopped:
+        """Stop the table (the first reason wins) and return that reason, to raise."""
         if self.failure is None:
             self.failure = TableStopped(culprit, rule, detail)
             log.error("seat %d stops the table: %s", self.me, self.failure)
         self._notify()
+        return self.failure
 
     # ================================================================ identifiable abort
     def _abort(self, exc: CheatDetected, env: Envelope | None) -> None:

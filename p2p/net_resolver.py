@@ -103,8 +103,7 @@ class NetResolver:
             got.append(pool.pop(0))
         if not partial and len(got) != len(request):
             if got:
-                t.stop(actor, "withdraw-inconsistent", "an all-or-nothing withdraw took some")
-                raise t.failure  # type: ignore[misc]
+                raise t.stop(actor, "withdraw-inconsistent", "an all-or-nothing withdraw took some")
             got = []
         if got and purpose != BUY:
             tile = s.tile
@@ -126,9 +125,8 @@ class NetResolver:
         labels = op.result["labels"]
         for h, c, lab in zip(handles, claimed, labels, strict=True):
             if lab != LABEL_OF[c]:
-                t.stop(seat, "false-claim",
+                raise t.stop(seat, "false-claim",
                        f"seat {seat} claimed good #{h} ({what}) is {LABEL_OF[c]} but it is {lab}")
-                raise t.failure  # type: ignore[misc]
         await t.op(lambda: t.session.return_to_bag(seat, positions), "return")
         t.zones.returned(seat, positions)
 

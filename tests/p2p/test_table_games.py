@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from table_kit import finished, play_tables, run
 
+from engine.actions import Action
+from engine.view import PlayerView
 from p2p.game_audit import EXIT_FAIR, audit_game
 from p2p.store import read_export
 
@@ -59,7 +61,7 @@ def test_run_local_game_with_a_human_callback(tmp_path: Path) -> None:
     me = FrugalBot(99)
     asked: list[int] = []
 
-    async def human(view, legal):  # type: ignore[no-untyped-def]
+    async def human(view: PlayerView, legal: list[Action]) -> Action:
         asked.append(len(legal))
         await asyncio.sleep(0)
         return me.choose(view, legal)
