@@ -8,7 +8,6 @@ today, a p2p transcript later) gets the same viewer.
 from __future__ import annotations
 
 from prompt_toolkit.application import Application
-from prompt_toolkit.application.current import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -19,6 +18,7 @@ from prompt_toolkit.output import Output
 from cli.mapview import board_rows, render_map
 from cli.panels import goods_frags, render_players, render_scores
 from cli.replay_model import ReplayModel
+from cli.screen import screen_size
 from cli.session import SeatInfo
 from cli.theme import STYLE, color_depth
 from engine.colours import NCOLOURS
@@ -168,16 +168,10 @@ class ReplayApp:
                  "  q quit")]
 
     def _width(self) -> int:
-        try:
-            return get_app().output.get_size().columns
-        except Exception:
-            return 80
+        return screen_size()[0]
 
     def _height(self) -> int:
-        try:
-            return get_app().output.get_size().rows
-        except Exception:
-            return 24
+        return screen_size()[1]
 
     def _body_height(self) -> int:
         """The board's rows, or what the screen leaves (header, 3 log lines, keys): a

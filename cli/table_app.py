@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from prompt_toolkit.application import Application
-from prompt_toolkit.application.current import get_app
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.data_structures import Point
 from prompt_toolkit.filters import Condition
@@ -41,6 +40,7 @@ from cli.commands_parse import CommandCompleter, CommandError, CommandParser
 from cli.help_text import HELP
 from cli.mapview import board_rows, render_map
 from cli.panels import decision_title, render_players, render_scores
+from cli.screen import screen_size
 from cli.session import (
     Event,
     GameOver,
@@ -367,16 +367,10 @@ class TableApp:
 
     # --- rendering -----------------------------------------------------------------------------
     def _width(self) -> int:
-        try:
-            return get_app().output.get_size().columns
-        except Exception:
-            return 80
+        return screen_size()[0]
 
     def _height(self) -> int:
-        try:
-            return get_app().output.get_size().rows
-        except Exception:
-            return 24
+        return screen_size()[1]
 
     def _body_height(self) -> int:
         """Lines for the map and the panels: the board's rows, or what the screen leaves
