@@ -14,7 +14,15 @@ from collections.abc import AsyncIterator, Sequence
 from cli.bots import make_bot
 from cli.narrate import Narrator
 from cli.save_file import SaveWriter
-from cli.session import Event, GameOver, SeatInfo, SessionError, StateChanged, Status
+from cli.session import (
+    Event,
+    EventStream,
+    GameOver,
+    SeatInfo,
+    SessionError,
+    StateChanged,
+    Status,
+)
 from engine.actions import RESOLVER, Action, VizierChoice
 from engine.dealer import LocalDealer
 from engine.driver import Agent
@@ -56,7 +64,7 @@ class LocalSession:
         self.log: list[Action] = []
         self.history: list[str] = []
         self.narrator = Narrator(self.names, viewer=seat)
-        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._stream = EventStream()
         self._wake = asyncio.Event()
         self._my_vizier: VizierChoice | None = None
         self._task: asyncio.Task[None] | None = None
@@ -123,10 +131,7 @@ class LocalSession:
         self._wake.set()
 
     async def events(self) -> AsyncIterator[Event]:
-        while True:
-            ev = await self._queue.get()
-            if ev is None:
-                return
+        async for ev in self._stream:
             yield ev
 
     async def close(self) -> None:
@@ -141,11 +146,11 @@ class LocalSession:
                 pass
         if self.save is not None:
             self.save.close()
-        self._queue.put_nowait(None)
+        self._stream.end()
 
     # --- the game loop ------------------------------------------------------------------
     def _emit(self, ev: Event) -> None:
-        self._queue.put_nowait(ev)
+        self._stream.put(ev)
 
     def _commit(self, a: Action) -> None:
         """Check hidden claims, apply, record, narrate. Raises IllegalAction unchanged."""

@@ -29,7 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from cli.narrate import Narrator
-from cli.session import Event, GameOver, PeerLink, SeatInfo, SessionError, StateChanged, Status
+from cli.session import (
+    Event,
+    EventStream,
+    GameOver,
+    PeerLink,
+    SeatInfo,
+    SessionError,
+    StateChanged,
+    Status,
+)
 from engine.actions import RESOLVER, Action
 from engine.errors import IllegalAction
 from engine.game import new_game
@@ -103,7 +112,7 @@ class NetSession:
         self._hand: dict[int, int] = {}
         self.narrator = Narrator(self.names, viewer=seat)
         self.history: list[str] = []
-        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._stream = EventStream()
         self._pending: tuple[list[Action], asyncio.Future[Action]] | None = None
         self._chose_vizier = False
         self._task: asyncio.Task[None] | None = None
@@ -187,10 +196,7 @@ class NetSession:
         fut.set_result(action)
 
     async def events(self) -> AsyncIterator[Event]:
-        while True:
-            ev = await self._queue.get()
-            if ev is None:
-                return
+        async for ev in self._stream:
             yield ev
 
     async def close(self) -> None:
@@ -205,7 +211,7 @@ class NetSession:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
-        self._queue.put_nowait(None)
+        self._stream.end()
 
     def abandon(self) -> bool:
         """Give up on a stalled table (the UI's "abandon"): our table stops, naming the seats
@@ -228,7 +234,7 @@ class NetSession:
 
     # --- wiring to the table ---------------------------------------------------------------
     def _emit(self, ev: Event) -> None:
-        self._queue.put_nowait(ev)
+        self._stream.put(ev)
 
     def attach(self, table: Table) -> None:
         """Called by the runner once our table exists (before it plays a step)."""

@@ -16,8 +16,7 @@ import os
 
 from cli.replay_model import ReplayError, ReplayModel
 from engine.actions import Action
-from engine.errors import IllegalAction
-from engine.rules import actors, apply
+from engine.rules import actors
 from engine.state import Config, GameState
 
 
@@ -35,7 +34,6 @@ def is_network_transcript(path: str | os.PathLike[str]) -> bool:
 
 def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
     """Audit the transcript and record every step; :class:`ReplayError` if it is not fair."""
-    from crypto.errors import CheatDetected
     from p2p.game_audit import EngineReplay
     from p2p.store import StoreError, read_export
 
@@ -47,22 +45,9 @@ def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
             self.states: list[GameState] = [self.state.copy()]
             self.applied: list[Action] = []
 
-        def advance(self) -> None:
-            while actors(self.state):
-                zones, cursor = self.zones.copy(), self.op_cursor
-                try:
-                    a = self._step()
-                except _need_more():
-                    self.zones, self.op_cursor = zones, cursor
-                    return
-                try:
-                    apply(self.state, a)
-                except IllegalAction as exc:
-                    raise CheatDetected(None, "engine-illegal",
-                                        f"step {self.step}: {type(a).__name__}: {exc}") from exc
-                self.step += 1
-                self.states.append(self.state.copy())
-                self.applied.append(a)
+        def on_applied(self, action: Action) -> None:
+            self.states.append(self.state.copy())
+            self.applied.append(action)
 
     try:
         game = read_export(path)
@@ -102,9 +87,3 @@ def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
         colours=colours,
         complete=not actors(rec.state),
     )
-
-
-def _need_more() -> type[Exception]:
-    from p2p.game_audit import _NeedMore
-
-    return _NeedMore

@@ -9,6 +9,7 @@ same protocol, so swapping one for the other is local to the command that builds
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -134,3 +135,24 @@ class NetworkTable(Protocol):
     def abandon(self) -> bool:
         """Stop waiting: the table stops naming the silent seats (False: no table)."""
         ...
+
+
+class EventStream:
+    """The queue behind a session's ``events()``: sessions ``put`` events and ``end`` the
+    stream once; the UI iterates until the end."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+
+    def put(self, ev: Event) -> None:
+        self._queue.put_nowait(ev)
+
+    def end(self) -> None:
+        self._queue.put_nowait(None)
+
+    async def __aiter__(self) -> AsyncIterator[Event]:
+        while True:
+            ev = await self._queue.get()
+            if ev is None:
+                return
+            yield ev

@@ -125,6 +125,10 @@ class EngineReplay:
                 raise CheatDetected(None, "engine-illegal",
                                     f"step {self.step}: {type(a).__name__}: {exc}") from exc
             self.step += 1
+            self.on_applied(a)
+
+    def on_applied(self, action: Action) -> None:
+        """Called after each replayed engine step (the replay viewer records states here)."""
 
     # --- ops ------------------------------------------------------------------------------
     def _op(self, name: str) -> OpEvent:
