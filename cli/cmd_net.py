@@ -569,14 +569,16 @@ async def _find(args: argparse.Namespace) -> Any:
 
 
 async def _resume(args: argparse.Namespace, agent: Any) -> tuple[NetSession, str, str]:
+    from p2p.errors import ProtocolError
     from p2p.netgame import resume_folder
     from p2p.store import GameStore, StoreError
 
     store = GameStore(args.resume)
     try:
-        roster, _params, seat, _gid = store.load_meta()
+        roster, params, seat, _gid = store.load_meta()
+        params.check_playable()
         store.load_secrets()
-    except (StoreError, OSError, ValueError) as exc:
+    except (StoreError, OSError, ValueError, ProtocolError) as exc:
         raise _Abort(f"cannot resume from {args.resume}: {exc} (give the game folder "
                      "that holds meta.json and secrets.bin)", EXIT_USAGE) from None
 

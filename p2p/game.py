@@ -38,6 +38,9 @@ SHUFFLE_MODES = ("verified", "audit")
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
 NONCE_LEN = 32
+AUDITABLE_VERSIONS = (1, PROTOCOL_VERSION)
+"""Protocol versions whose transcripts we read and audit (the envelopes, crypto and engine
+actions of version 1 are those of version 2; only the ack schedule differs)."""
 WORD_COUNT = 5
 
 
@@ -50,6 +53,16 @@ class GameParams:
     board_digest: bytes = b""
     shuffle_mode: str = "verified"
     protocol_version: int = PROTOCOL_VERSION
+
+    def check_playable(self) -> None:
+        """Raise :class:`ProtocolError` unless a table with these params can be played (or
+        resumed) by this version; older games can still be audited."""
+        if self.protocol_version != PROTOCOL_VERSION:
+            raise ProtocolError(
+                f"this game speaks protocol version {self.protocol_version} and this "
+                f"silkroad speaks {PROTOCOL_VERSION}: it can be audited (silkroad audit) "
+                "but not played on"
+            )
 
     def to_wire(self) -> list[Any]:
         return [
@@ -66,7 +79,7 @@ class GameParams:
         if not isinstance(obj, list) or len(obj) != 5:
             raise ProtocolError("params must be [version, players, variant, digest, shuffle]")
         version, players, variant, digest, mode = obj
-        if version != PROTOCOL_VERSION or isinstance(version, bool):
+        if version not in AUDITABLE_VERSIONS or isinstance(version, bool):
             raise ProtocolError(
                 f"params for protocol version {version!r}, we speak {PROTOCOL_VERSION}"
             )

@@ -48,7 +48,8 @@ from .errors import FramingError, HandshakeError
 from .framing import HANDSHAKE_LIMITS, frame, pack, read_frame, unpack
 from .identity import KEY_LEN, SIG_LEN, Identity, fingerprint, verify
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+"""2: cumulative acks (p2p.ack_chain); 1: an ack after every step."""
 DOMAIN = "silkroad/p2p/handshake/v1"
 NONCE_LEN = 32
 INCARNATION_LEN = 16

@@ -480,6 +480,7 @@ async def _joined(
         raise ProtocolError("roster must be an array")
     roster = tuple(RosterEntry.from_wire(e) for e in start[1])
     params = GameParams.from_wire(start[2])
+    params.check_playable()
     commitments = start[3]
     if [e.seat for e in roster] != list(range(len(roster))) or len(roster) != params.players:
         raise LobbyError("roster seats do not match the player count")

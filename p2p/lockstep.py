@@ -11,8 +11,10 @@ Every peer runs this same loop.  The engine state decides what happens next:
   unchanged.  Hidden claims (Sell) are opened before the action is applied;
 * the Grand Vizier — one ``sealed`` op carries everybody's simultaneous choice.
 
-After each applied step every peer broadcasts an ``ack`` with its state hash and waits for
-all acks: a different hash stops the table (desync) and dumps our canonical state.
+Every peer folds each step's state hash into a chain and signs an ``ack`` of the chain at
+ack points (:mod:`p2p.ack_chain`: every few steps, before crypto steps, and whenever another
+peer acked a round); a different chain value stops the table (desync), names the odd peer
+by majority and dumps our canonical state.
 
 Why re-entrant steps: to resume after a crash a peer restores its last snapshot (taken
 *before* any of its crypto output is sent, so the snapshot always explains what it sent),
@@ -54,6 +56,8 @@ from engine.rules import actors, apply, is_simultaneous, legal_actions
 from engine.state import Config, GameState
 from engine.view import PlayerView
 
+from .ack_chain import chain_next, chain_start, scheduled
+from .envelope_header import peek_header
 from .game import DEFAULT_BOARD, GameParams, game_config
 from .identity import Identity
 from .mesh import PeerDown, PeerUp, Received
@@ -71,11 +75,13 @@ MAX_EARLY = 4096
 """Envelopes held back because an earlier one of the same sender has not arrived yet."""
 MAX_QUEUED_ACTIONS = 64
 """Action envelopes one sender may have pending for future steps."""
-ACK_LAG = 4
+ACK_LAG = 8
 """Plain steps a peer may run ahead of the last round whose acks all arrived.  Acks are
 checked as they arrive instead of blocking every step (a round trip saved per move); the
 lag bounds how far a desynced peer can get before the table stops, and every crypto step
-first waits for all outstanding acks, so diverged peers never start different ops."""
+first waits for all outstanding acks, so diverged peers never start different ops.  With
+an ack every :data:`p2p.ack_chain.ACK_EVERY` rounds, a round is confirmed by the time the
+next scheduled one is sent, so in sync nobody ever waits here."""
 MAX_ACK_AHEAD = 4096
 """Ack rounds further ahead of our step than this are refused (memory bound)."""
 SNAPSHOT_VERSION = 1
@@ -104,31 +110,6 @@ def abort_body_ok(body: Any) -> bool:
     return ref is None or (isinstance(ref, list) and len(ref) == 3
                            and all(isinstance(x, int) and not isinstance(x, bool)
                                    for x in ref[:2]) and isinstance(ref[2], bytes))
-
-
-def peek_header(wire: bytes) -> tuple[int, int, str]:
-    """``(sender, seq, kind)`` of an envelope wire without decoding its body (a crypto
-    body can be ~100 KB; :meth:`TranscriptLog.add` decodes and verifies it once, later).
-    Raises for anything that is not an envelope's shape."""
-    outer = msgpack.Unpacker(raw=False)
-    outer.feed(wire)
-    if outer.read_array_header() != 2:
-        raise ValueError("wire must be [envelope, signature]")
-    env_bytes = outer.unpack()
-    if not isinstance(env_bytes, bytes):
-        raise ValueError("envelope must be bytes")
-    u = msgpack.Unpacker(raw=False)
-    u.feed(env_bytes)
-    if u.read_array_header() != 7:
-        raise ValueError("envelope must have 7 fields")
-    u.skip()
-    u.skip()
-    sender, seq = u.unpack(), u.unpack()
-    u.skip()
-    kind = u.unpack()
-    if not (isinstance(sender, int) and isinstance(seq, int) and isinstance(kind, str)):
-        raise ValueError("bad sender, seq or kind")
-    return sender, seq, kind
 
 
 class Transport(Protocol):
@@ -282,9 +263,12 @@ class Table:
         self.applied_at: list[float] = []
         self.decided_at: dict[int, float] = {}
         self.done = False
+        #: the chain value we acknowledged, per round whose acks are not all in yet
         self._my_hash: dict[int, bytes] = {}
         self._confirmed = 0  # acks of round r follow step r - 1; there is no round 0
         self._hash_now = self.state.hash()
+        #: p2p.ack_chain values per round not yet confirmed (to answer others' acks)
+        self._chain_at: dict[int, bytes] = {0: chain_start(setup.game_id, self._hash_now)}
         self._outbox: list[tuple[int, bytes]] = []
         self._out_wake = asyncio.Event()
         self._aborted = False
@@ -449,9 +433,10 @@ class Table:
                                         f"(seat {actor} is to act)")
                 continue
             if len(env.body) == 3 and env.body[2] != self._hash_now and step > 0:
-                # the actor saw another state: the ack round of the previous step names the
-                # odd peer by majority (raises); if it does not, the actor contradicts its
-                # own ack
+                # the actor saw another state: we ack this round, so every peer does
+                # (closure, p2p.ack_chain) and the comparison names the odd peer by majority
+                # (raises); if it does not, the actor contradicts its own ack
+                self._send_ack(step)
                 await self._confirm_acks(step)
                 raise self.stop(actor, "desync", f"step {step}: the action's state hash differs "
                                            "from the one its sender acknowledged")
@@ -508,16 +493,28 @@ class Table:
 
     # ================================================================ acks
     async def _ack_round(self, rnd: int) -> None:
-        """Acknowledge the state after step ``rnd - 1`` without waiting for the others'
+        """Fold the state after step ``rnd - 1`` into the ack chain and acknowledge it if
+        this round is an ack point (:mod:`p2p.ack_chain`), without waiting for the others'
         acks (checked as they arrive, see :data:`ACK_LAG`)."""
         self._hash_now = self.state.hash()
-        self._my_hash[rnd] = self._hash_now
-        acks = self._acks.setdefault(rnd, {})
-        if self.me not in acks:
-            self.emit(ACK_KIND, ack_body(rnd, self._hash_now, self.log))
+        self._chain_at[rnd] = chain_next(self._chain_at[rnd - 1], self._hash_now)
+        acts = actors(self.state)
+        crypto_next = not acts or acts[0] == RESOLVER or is_simultaneous(self.state)
+        if scheduled(rnd, crypto_next) or rnd in self._acks:
+            self._send_ack(rnd)
+        for old in [r for r in self._chain_at if r < min(self._confirmed, rnd - 1)]:
+            del self._chain_at[old]
         self._check_acks()
         if rnd - ACK_LAG > self._confirmed:
             await self._confirm_acks(rnd - ACK_LAG)
+
+    def _send_ack(self, rnd: int) -> None:
+        """Acknowledge round ``rnd`` (once; on resume our earlier ack may be in the log)."""
+        if rnd in self._my_hash or rnd <= self._confirmed:
+            return
+        self._my_hash[rnd] = self._chain_at[rnd]
+        if self.me not in self._acks.setdefault(rnd, {}):
+            self.emit(ACK_KIND, ack_body(rnd, self._chain_at[rnd], self.log))
 
     async def _confirm_acks(self, upto: int) -> None:
         """Wait until every ack round ``<= upto`` that we acknowledged is complete and
@@ -536,11 +533,9 @@ class Table:
 
     def _check_acks(self) -> None:
         """Compare every complete ack round in order; stop the table on a difference."""
-        while True:
-            rnd = self._confirmed + 1
+        while self._my_hash:
+            rnd = min(self._my_hash)
             acks = self._acks.get(rnd)
-            if rnd not in self._my_hash:
-                return
             if acks is None or len(acks) < self.n:
                 return
             bad = compare_acks([acks[p] for p in range(self.n)])
@@ -552,7 +547,7 @@ class Table:
                 raise self.stop(culprits[0], "desync",
                           f"step {rnd}: state hashes differ; disagreeing seats {culprits} "
                           f"({bad})")
-            self._confirmed = rnd
+            self._confirmed = max(self._confirmed, rnd)
             del self._acks[rnd]
             del self._my_hash[rnd]
 
@@ -967,6 +962,8 @@ class Table:
             return
         acks[sender] = ack
         if not self._replaying:
+            if rnd <= self.step and rnd in self._chain_at:
+                self._send_ack(rnd)  # closure: a round anybody acks, everybody acks
             try:
                 self._check_acks()
             except TableStopped:
@@ -1004,8 +1001,11 @@ class Table:
         ops = self.session.ops  # keep op classes a test or tool installed
         self.session = TokenSession.restore(snap["session"], op_classes=ops)
         state = new_game(self.config)
+        chain = chain_start(self.setup.game_id, state.hash())
         for enc in snap["actions"]:
             apply(state, decode(enc))
+            chain = chain_next(chain, state.hash())
+        self._chain_at = {len(snap["actions"]): chain}
         if state.hash() != snap["hash"]:
             raise TableStopped(self.me, "resume", "replayed actions do not give the "
                                                   "snapshot's state")

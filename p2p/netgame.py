@@ -76,6 +76,7 @@ async def resume_folder(folder: str | Path, agent: Agent | None = None,
     (``on_table`` as in :func:`play_setup`)."""
     store = GameStore(folder)
     roster, params, seat, game_id = store.load_meta()
+    params.check_playable()
     identity = Identity.from_bytes(store.load_secrets().identity_seed)
     entry = roster[seat]
     listener = await Listener(identity, host=entry.host, port=entry.port).start()

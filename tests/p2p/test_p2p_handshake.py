@@ -94,7 +94,9 @@ def test_handshake_success_encrypted_channel() -> None:
     [
         ("ruby", {"join_code": "opal"}, "wrong or missing join code"),
         ("ruby", {}, "wrong or missing join code"),
-        (None, {"version": 2}, "protocol version 2 not supported (this peer speaks 1)"),
+        (None, {"version": PROTOCOL_VERSION + 1},
+         f"protocol version {PROTOCOL_VERSION + 1} not supported (this peer speaks "
+         f"{PROTOCOL_VERSION})"),
         (None, {"purpose": b"mesh/" + b"x" * 32}, "no such game"),
     ],
 )
