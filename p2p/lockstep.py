@@ -43,6 +43,8 @@ from crypto.session import TokenSession
 from crypto.transcript import (
     ACK_KIND,
     Envelope,
+    Equivocation,
+    EquivocationProof,
     Signer,
     TranscriptLog,
     ack_body,
@@ -99,10 +101,15 @@ def action_body_ok(body: Any) -> bool:
 
 
 def abort_body_ok(body: Any) -> bool:
-    """Shape of an abort notice: ``[culprit|None, rule, detail, [sender, seq, id]|None]``."""
-    if not (isinstance(body, list) and len(body) == 4):
+    """Shape of an abort notice: ``[culprit|None, rule, detail, [sender, seq, id]|None]``,
+    plus for ``equivocation`` a fifth element, the proof ``[wire, wire]``."""
+    if not (isinstance(body, list) and len(body) in (4, 5)):
         return False
-    culprit, rule, detail, ref = body
+    culprit, rule, detail, ref = body[:4]
+    if len(body) == 5 and not (rule == "equivocation" and isinstance(body[4], list)
+                               and len(body[4]) == 2
+                               and all(isinstance(w, bytes) for w in body[4])):
+        return False
     if not (culprit is None or (isinstance(culprit, int) and not isinstance(culprit, bool))):
         return False
     if not (isinstance(rule, str) and isinstance(detail, str) and len(rule) <= 64):
@@ -713,7 +720,8 @@ class Table:
         return self.failure
 
     # ================================================================ identifiable abort
-    def _abort(self, exc: CheatDetected, env: Envelope | None) -> None:
+    def _abort(self, exc: CheatDetected, env: Envelope | None,
+               proof: list[bytes] | None = None) -> None:
         """We caught a cheat (possibly one only we check, docs/security.md "Deferred
         checks"): tell everyone in a signed ``abort`` notice naming the culprit, the rule and
         the envelope, so they confirm it from the public transcript instead of waiting on
@@ -722,8 +730,11 @@ class Table:
             return
         self._aborted = True
         ref = None if env is None else [env.sender, env.seq, env.id]
+        body: list[Any] = [exc.culprit, str(exc.rule)[:64], str(exc.detail)[:400], ref]
+        if proof is not None:
+            body.append(proof)
         try:
-            self.emit(ABORT_KIND, [exc.culprit, str(exc.rule)[:64], str(exc.detail)[:400], ref])
+            self.emit(ABORT_KIND, body)
         except Exception:  # the notice is best effort; our own stop still happens
             log.exception("seat %d could not send its abort notice", self.me)
 
@@ -753,7 +764,10 @@ class Table:
         from crypto.audit import audit
 
         accuser = env.sender
-        culprit, rule, _detail, ref = env.body
+        culprit, rule, _detail, ref = env.body[:4]
+        if len(env.body) == 5:
+            self._judge_equivocation(accuser, culprit, env.body[4])
+            return
         deadline = time.monotonic() + ABORT_WAIT
         while not self._has(ref) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)  # the named envelope may still be on its way
@@ -769,6 +783,26 @@ class Table:
             verdict = TableStopped(accuser, "false-abort",
                                    f"seat {accuser} accused seat {culprit} of {rule!r} but the "
                                    f"transcript so far shows no such violation ({report})")
+        self.abort_verdicts.append((accuser, verdict))
+        self.stop(verdict.culprit, verdict.rule, verdict.detail)
+
+    def _judge_equivocation(self, accuser: int, culprit: Any, proof: list[bytes]) -> None:
+        """An equivocation is proved by its two signed envelopes alone: check the proof
+        (same sender and sequence number, different bytes, both signatures valid)."""
+        who: int | None = None
+        why = ""
+        try:
+            who = EquivocationProof(proof[0], proof[1]).verify(self.keys, self.setup.game_id)
+        except MalformedInput as exc:
+            why = f" ({exc})"
+        if who is not None and who == culprit:
+            verdict = TableStopped(who, "equivocation",
+                                   f"seat {who} signed two different envelopes with one "
+                                   f"sequence number (proof sent by seat {accuser})")
+        else:
+            verdict = TableStopped(accuser, "false-abort",
+                                   f"seat {accuser} accused seat {culprit} of equivocation "
+                                   f"with a proof that does not hold{why}")
         self.abort_verdicts.append((accuser, verdict))
         self.stop(verdict.culprit, verdict.rule, verdict.detail)
 
@@ -872,7 +906,10 @@ class Table:
             # hold it for its predecessor, but only if it is genuinely signed: unverified
             # bytes must not occupy memory
             held = self._early.setdefault(sender, {})
-            if seq in held or self._nearly >= MAX_EARLY or seq > len(chain) + MAX_EARLY:
+            if seq in held and held[seq][0] == wire:
+                self.refusals.append(Refusal(via, f"replayed envelope {sender}/{seq}"))
+                return
+            if self._nearly >= MAX_EARLY or seq > len(chain) + MAX_EARLY:
                 self.refuse(via, f"envelope {sender}/{seq} too far ahead; dropped")
                 return
             try:
@@ -880,13 +917,21 @@ class Table:
             except CheatDetected as exc:
                 self.refuse(exc.culprit, f"{exc.rule}: {exc.detail}")
                 return
+            if seq in held:  # two validly signed envelopes for one slot, both early
+                proof = EquivocationProof(held[seq][0], wire)
+                eq = Equivocation(sender, proof, f"two different envelopes with seq {seq}")
+                self._abort(eq, None, proof=proof.encode())
+                self.stop(sender, eq.rule, eq.detail)
+                return
             held[seq] = (wire, via)
             self._nearly += 1
             return
         try:
             env = self.log.add(wire, via=via)
         except CheatDetected as exc:
-            if exc.rule == "equivocation":
+            if isinstance(exc, Equivocation):
+                # only we saw both envelopes: the others get the transferable proof
+                self._abort(exc, None, proof=exc.proof.encode())
                 self.stop(exc.culprit, exc.rule, exc.detail)
             else:
                 self.refuse(exc.culprit, f"{exc.rule}: {exc.detail}")

@@ -4,6 +4,7 @@ auditing the public transcript — and a false abort notice names its sender."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from crypto.protocols.base import Step
 from crypto.protocols.deal import Deal
 from crypto.protocols.withdraw import Withdraw
 from engine.actions import Action
-from p2p.lockstep import ABORT_KIND, Table, TableStopped
+from p2p.lockstep import ABORT_KIND, ENV_TAG, Table, TableStopped
 
 CHEAT = 1
 VICTIM = 2
@@ -89,6 +90,70 @@ def test_false_abort_names_the_accuser(tmp_path: Path) -> None:
             wrong = t.log.by_sender[2][0]
             t.emit(ABORT_KIND, [2, "dleq-invalid", "made up", [2, 0, wrong.id]])
             t.stop(2, "dleq-invalid", "made up")
+
+    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0),
+                          timeout=55)
+    for me, r in enumerate(results):
+        assert isinstance(r, TableStopped), (me, r)
+        if me != liar:
+            assert (r.culprit, r.rule) == (liar, "false-abort"), (me, r)
+
+
+def _equivocate(t: Table, second_to: int, in_order: bool, tasks: list[Any]) -> None:
+    """Seat ``t.me`` signs two envelopes with one sequence number: the first goes to
+    everyone, the second only to ``second_to`` (nobody else can see the fork)."""
+    s = t.signer
+    seq, prev = s.seq, s.prev
+    first = t._sign("note", ["first"])
+    s.seq, s.prev = seq, prev
+    second = s.sign("note", ["second"])
+    s.seq, s.prev = seq + 1, first.id
+
+    def send() -> None:
+        t.transport.broadcast(ENV_TAG + first.wire)
+        t.transport.send(second_to, ENV_TAG + second)
+
+    if not in_order:
+        send()  # ahead of our queued envelopes: both are held early by the receiver
+        return
+
+    async def after_outbox() -> None:
+        await t._drain_outbox()
+        send()  # in chain order: the second one meets the first in the receiver's log
+
+    tasks.append(asyncio.get_running_loop().create_task(after_outbox()))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("in_order", [True, False])
+def test_equivocation_seen_by_one_peer_is_proved_to_all(tmp_path: Path, in_order: bool) -> None:
+    """Only seat 0 receives both envelopes; its abort notice carries the two signed
+    envelopes, and seat 2 — which saw just one — names the equivocator from the proof."""
+    tasks: list[Any] = []
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == CHEAT and t.step == 8:
+            _equivocate(t, 0, in_order, tasks)
+
+    peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0),
+                         timeout=55)
+    for me, r in enumerate(results):
+        assert isinstance(r, TableStopped), (me, r)
+        assert (r.culprit, r.rule) == (CHEAT, "equivocation"), (me, r)
+    verdicts = peers[VICTIM].table.abort_verdicts
+    assert verdicts and verdicts[0][0] == 0 and verdicts[0][1].culprit == CHEAT, verdicts
+
+
+@pytest.mark.timeout(60)
+def test_forged_equivocation_proof_names_the_accuser(tmp_path: Path) -> None:
+    liar = 0
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == liar and t.step == 6:
+            real = t.log.by_sender[CHEAT][0].wire
+            fake = real[:-1] + bytes([real[-1] ^ 1])  # signature no longer valid
+            t.emit(ABORT_KIND, [CHEAT, "equivocation", "made up", None, [real, fake]])
+            t.stop(CHEAT, "equivocation", "made up")
 
     _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0),
                           timeout=55)
