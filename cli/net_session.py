@@ -12,10 +12,10 @@ How it hooks in without touching the lockstep loop:
   ``attach(table)`` once the table is built; we then set ``table.on_step`` to narrate;
 * the table asks its ``human`` decider for our moves: :meth:`_decide` parks a future that
   :meth:`submit` resolves, after checking the move is legal;
-* a small poller reads what the table exposes publicly (the crypto op in progress and its
-  decks, ``Mesh.down_seats()``, ``Table.waiting_for()``) to show "shuffling the bag 3/6",
-  disconnect banners and who a stalled table waits for.  Polling keeps the network layer
-  free of UI callbacks and costs nothing measurable at 8 Hz.
+* a small poller reads what the table exposes publicly (the crypto op in progress and
+  ``TokenSession.progress()``, ``Mesh.down_seats()``, ``Table.waiting_for()``) to show
+  "shuffling the bag 3/6", disconnect banners and who a stalled table waits for.  Polling
+  keeps the network layer free of UI callbacks and costs nothing measurable at 8 Hz.
 """
 
 from __future__ import annotations
@@ -305,10 +305,9 @@ class NetSession:
         op: Any = getattr(table.session, "current", None)
         if op is None:
             return
-        n = table.n
-        if op.name in ("deal", "reshuffle_bag"):
-            # a shuffle chain keeps the input deck plus one deck per finished shuffle
-            done = min(max(len(getattr(op, "decks", ())) - 1, 0), n)
+        progress = table.session.progress()
+        if progress is not None:
+            _name, done, n = progress
             if done < n:
                 self._set_status("Shuffling the bag", done, n)
             else:

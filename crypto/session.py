@@ -99,6 +99,15 @@ class TokenSession:
         """Index the next op will get."""
         return len(self.history) + (1 if self.current is not None else 0)
 
+    def progress(self) -> tuple[str, int, int] | None:
+        """``(op name, done, total)`` of the running op if it reports stages (the shuffle
+        chain of a deal or bag reshuffle), else None: for progress displays."""
+        op = self.current
+        if op is None:
+            return None
+        p = op.progress()
+        return None if p is None else (op.name, p[0], p[1])
+
     @property
     def busy(self) -> bool:
         """True while an op is running."""

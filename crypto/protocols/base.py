@@ -102,6 +102,11 @@ class Op:
         #: Observers of ciphertext-level facts (used by the auditor), called on completion.
         self.on_done: list[Callable[[Op], None]] = []
 
+    def progress(self) -> tuple[int, int] | None:
+        """``(done, total)`` of a long op's visible stages for a progress display, or None
+        for ops without such stages."""
+        return None
+
     # --- header -------------------------------------------------------------------------
     def header(self) -> list[Any]:
         """``[op_index, op_name, op_args]`` carried by every message of this op."""

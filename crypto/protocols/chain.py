@@ -43,6 +43,13 @@ class ShuffleChain(Op):
         #: This party's own witness (published at the end in audit mode).
         self.witness: sh.Witness | None = None
 
+    def progress(self) -> tuple[int, int] | None:
+        """Shuffles finished so far out of N (the input deck plus one deck per shuffle)."""
+        decks = getattr(self, "decks", None)
+        if decks is None:
+            return (0, self.ctx.n)
+        return (min(len(decks) - 1, self.ctx.n), self.ctx.n)
+
     def proof_context(self, k: int) -> list[object]:
         """Fiat–Shamir context of shuffler ``k``'s proof."""
         return self.dleq_ctx(k, "shuffle", len(self.decks) - 1)

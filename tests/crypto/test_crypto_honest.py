@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
-from crypto_testkit import LABELS, dealt_bus, public_state
+from crypto_testkit import LABELS, dealt_bus, make_bus, public_state, spec
 
 from crypto.audit import OpEvent, audit
 from crypto.errors import ProtocolStateError
@@ -110,3 +111,27 @@ def test_audit_mode_six_party_deal_spec() -> None:
     bus = dealt_bus(6, per_label=15, k=3)
     assert len(bus.sessions[0].ledger.bag) == 57
     assert all(len(h) == 3 for h in bus.sessions[3].ledger.hands)
+
+
+def test_session_progress_counts_the_shuffles_of_a_deal() -> None:
+    """``TokenSession.progress()`` (the UI's "shuffling the bag k/N") goes 0..N during a
+    deal's shuffle chain and is None for ops without stages and when idle."""
+    n = 4
+    bus = make_bus(n)
+    seen: list[tuple[str, int, int] | None] = []
+
+    def watch(sender: int, body: Any) -> list[Any]:
+        seen.append(bus.sessions[0].progress())
+        return [body]
+
+    bus.intercept = watch
+    bus.run(lambda s: s.deal(spec(), 3, False))
+    stages = [p for p in seen if p is not None]
+    # party 0 shuffles first, so its first message already reports one shuffle done
+    assert stages[0] == ("deal", 1, n) and stages[-1] == ("deal", n, n)
+    assert [p[1] for p in stages] == sorted(p[1] for p in stages)
+    assert {p[1] for p in stages} == set(range(1, n + 1))
+    assert bus.sessions[0].progress() is None
+    seen.clear()
+    bus.run(lambda s: s.coin_flip("x"))
+    assert seen and all(p is None for p in seen)
