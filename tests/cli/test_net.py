@@ -314,3 +314,34 @@ def test_host_two_joiners_a_code_and_a_killed_seat_resumed(
     assert host_out["kinds"] == ["heuristic", "peer", "peer"]
     cem_seat = seated["Cem"]["seat"]
     assert outs["Cem"]["kinds"] == ["heuristic" if i == cem_seat else "peer" for i in range(3)]
+
+
+@pytest.mark.timeout(90)
+def test_host_with_bot_seats_and_one_joiner(procs: list[subprocess.Popen[str]],
+                                            tmp_path: Path) -> None:
+    """``host --bots 2`` as a subprocess: the host's process runs two bot peers, one
+    ``join`` fills the last seat, and the 4-player game ends fair on every seat."""
+    root = Path(__file__).resolve().parents[2]
+    common = ["--interface", "127.0.0.1", "--headless", "--json", "--timeout", "40"]
+    host = _silkroad("host", "--seats", "4", "--bots", "2", "--shuffle", "audit",
+                     "--folder", str(tmp_path / "hp"), "--transcript",
+                     str(tmp_path / "host.silkroad"), *common, cwd=root)
+    procs.append(host)
+    opened = _first_line(host)
+    assert opened["event"] == "open" and opened["code_required"] is False
+    dee = _silkroad("join", f"127.0.0.1:{opened['port']}", "--name", "Dee", "--folder",
+                    str(tmp_path / "jd"), "--transcript", str(tmp_path / "dee.silkroad"),
+                    *common, cwd=root)
+    procs.append(dee)
+    outs = {}
+    for name, proc in (("Dee", dee), ("host", host)):
+        out, err = proc.communicate(timeout=70)
+        assert proc.returncode == 0, f"{name}: {err}"
+        assert "Traceback" not in err, err
+        outs[name] = json.loads(out.splitlines()[-1])
+    assert outs["host"]["players"] == 4 and outs["Dee"]["scores"] == outs["host"]["scores"]
+    assert all(res["verdict"] == "fair" for res in outs.values())
+    assert outs["host"]["audit"]["final_hash"] == outs["Dee"]["audit"]["final_hash"]
+    # the host's seat and its two bot seats are bots here; Dee is a peer from the host's side
+    kinds = outs["host"]["kinds"]
+    assert kinds.count("peer") == 1 and len(kinds) == 4
