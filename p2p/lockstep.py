@@ -207,10 +207,12 @@ class TableResult:
 
 @dataclass
 class _StepStart:
-    """What a resumed peer restarts the current step from."""
+    """What a resumed peer restarts the current step from.  The state itself is not
+    copied at every step (a snapshot rebuilds it from the applied actions); its hash is
+    kept to check that rebuild."""
 
     step: int
-    state: GameState
+    state_hash: bytes
     zones: ZoneMap
     cursor: int
 
@@ -256,7 +258,7 @@ class Table:
         self._actions: dict[int, list[Envelope]] = {}
         self._my_actions: set[int] = set()
         self._acks: dict[int, dict[int, Envelope]] = {}
-        self._start = _StepStart(0, self.state.copy(), self.zones.copy(), 0)
+        self._start = _StepStart(0, self.state.hash(), self.zones.copy(), 0)
         #: every applied action (encoded): a snapshot rebuilds the engine state from them
         self._applied: list[bytes] = []
         self._replaying = False
@@ -395,7 +397,8 @@ class Table:
         self.done = True
 
     def _begin_step(self) -> None:
-        self._start = _StepStart(self.step, self.state.copy(), self.zones.copy(), self.cursor)
+        # _hash_now is the hash of the state after the last step (set by _ack_round)
+        self._start = _StepStart(self.step, self._hash_now, self.zones.copy(), self.cursor)
 
     # ================================================================ decisions
     async def decide(self) -> Action:
@@ -1030,7 +1033,7 @@ class Table:
                 "step": st.step,
                 "cursor": st.cursor,
                 "actions": self._applied[:st.step],
-                "hash": st.state.hash(),
+                "hash": st.state_hash,
                 "zones": [st.zones.bag, st.zones.hands],
                 "processed": len(self.log.entries),
                 "own": len(self.log.by_sender.get(self.me, [])),
@@ -1038,8 +1041,9 @@ class Table:
             }, use_bin_type=True)
         self.store.save_secrets(Secrets(self.identity.to_bytes(), self.x, snap))
 
-    def _load_snapshot(self, data: bytes) -> dict[str, Any]:
-        """Parse our own snapshot and rebuild the session and the step start from it."""
+    def _load_snapshot(self, data: bytes) -> tuple[dict[str, Any], GameState]:
+        """Parse our own snapshot and rebuild the session, the step start and the state at
+        that start from it."""
         snap = msgpack.unpackb(data, raw=False)
         if not isinstance(snap, dict) or snap.get("v") != SNAPSHOT_VERSION:
             raise TableStopped(self.me, "resume", "secrets.bin holds no snapshot we can read")
@@ -1057,8 +1061,8 @@ class Table:
         zones = ZoneMap(self.n)
         zones.bag, zones.hands = snap["zones"]
         self._applied = list(snap["actions"])
-        self._start = _StepStart(snap["step"], state, zones, snap["cursor"])
-        return snap
+        self._start = _StepStart(snap["step"], snap["hash"], zones, snap["cursor"])
+        return snap, state
 
     def _restore(self) -> None:
         """Rebuild log, session and step from the folder (see the module docstring)."""
@@ -1072,7 +1076,7 @@ class Table:
             self.log.add(w)
         processed = 0
         if secrets.snapshot is not None:
-            snap = self._load_snapshot(secrets.snapshot)
+            snap, state = self._load_snapshot(secrets.snapshot)
             start = self._start
             mine = self.log.by_sender.get(self.me, [])
             missing = snap["own"] - len(mine)
@@ -1081,7 +1085,7 @@ class Table:
                     self.log.add(w)
                     self.store.append(w)
             processed = snap["processed"]
-            self.state, self.zones = start.state.copy(), start.zones.copy()
+            self.state, self.zones = state, start.zones.copy()
             self.step, self.cursor = start.step, start.cursor
             self._confirmed = start.step
             self._hash_now = self.state.hash()
