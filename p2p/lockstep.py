@@ -127,8 +127,9 @@ def _settle_heap() -> None:
     entries); with them tracked, each full collection scanned the whole heap — 50 ms pauses
     with six peers in one process, the worst plain-move latencies.  ``gc.freeze`` only
     stops *scanning* them: reference counting still frees them when they die, so only
-    cyclic garbage that already exists is kept (bounded by one game).  Called after each
-    crypto step, i.e. a few dozen times per game."""
+    cyclic garbage that already exists is kept until :meth:`Table.run` ends, which calls
+    ``gc.unfreeze()`` so that a process playing many games (tests, a long session) frees
+    each one.  Called after each crypto step, i.e. a few dozen times per game."""
     gc.freeze()
 
 
@@ -347,6 +348,7 @@ class Table:
                     await task
             if self.store is not None:
                 self.store.close()
+            gc.unfreeze()  # the game's objects may be collected again (see _settle_heap)
         export = None
         wires = self.log.wires()
         if self.store is not None:
