@@ -392,7 +392,9 @@ class Mesh:
     def _down(self, link: _Link, reason: str) -> None:
         if link.up:
             link.up = False
-            log.warning("%s down: %s", link.entry.label, reason)
+            # a goodbye ("left: …") is the normal end of a game, not worth a warning
+            level = logging.INFO if reason.startswith("left:") else logging.WARNING
+            log.log(level, "%s down: %s", link.entry.label, reason)
             self._emit(PeerDown(link.entry.seat, link.entry.label, reason))
 
     def _lose(self, link: _Link, conn: Connection, reason: str) -> None:
