@@ -53,9 +53,8 @@ def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
         game = read_export(path)
     except StoreError as exc:
         raise ReplayError(str(exc)) from None
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
     from crypto.audit import audit
+    from crypto.transcript import signing_key
 
     try:
         # the agreed board and variant (a networked game may play a custom board)
@@ -63,7 +62,7 @@ def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
     except Exception as exc:  # BoardMismatch and friends: the file does not hold together
         raise ReplayError(f"{path}: cannot rebuild the game's board: {exc}") from None
     try:
-        keys = [Ed25519PublicKey.from_public_bytes(e.key) for e in game.roster]
+        keys = [signing_key(e.key, f"seat {e.seat}'s key") for e in game.roster]
         report = audit(game.wires, keys, game.game_id, game.lam, rec)
     except Exception as exc:
         raise ReplayError(f"{path}: the transcript cannot be replayed: {exc}") from None

@@ -28,6 +28,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from .errors import CheatDetected, MalformedInput
+from .group import is_point
 
 VERSION = 1
 DOMAIN = b"silkroad/v1/envelope\x00"
@@ -54,6 +55,28 @@ def check_msgpack_safe(obj: object, depth: int = 0) -> None:
             check_msgpack_safe(x, depth + 1)
         return
     raise MalformedInput(f"type {type(obj).__name__} is not allowed in signed data")
+
+
+def is_signing_key(raw: object) -> bool:
+    """Whether ``raw`` is an Ed25519 public key we accept for a party.
+
+    It must encode a point of the prime-order subgroup (canonical, not of small order, not
+    the identity). OpenSSL's Ed25519 verification does not check this: with the identity
+    as public key, the signature ``identity ‖ 0`` "verifies" for every message (tested in
+    test_crypto_transcript.py). Such a key would let anybody sign in that party's name, so
+    its envelopes could be forged and denied and no cheat of its would be attributable.
+    Honestly generated keys (``a·B``) always pass."""
+    return is_point(raw)
+
+
+def signing_key(raw: object, what: str = "signing key") -> Ed25519PublicKey:
+    """Load a party's Ed25519 public key, refusing weak ones (see :func:`is_signing_key`)."""
+    if not is_signing_key(raw):
+        raise MalformedInput(f"{what} is not a valid Ed25519 public key (32 bytes encoding a "
+                             "point of the prime-order subgroup; small-order keys, such as "
+                             "the identity, would verify forged signatures)")
+    assert isinstance(raw, bytes)
+    return Ed25519PublicKey.from_public_bytes(raw)
 
 
 def _unpack(data: bytes, what: str) -> Any:

@@ -17,10 +17,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from crypto.audit import AuditReport, EnvelopeEvent, OpEvent, Violation, audit
-from crypto.errors import CheatDetected
+from crypto.errors import CheatDetected, MalformedInput
+from crypto.transcript import signing_key
 from engine.actions import (
     RESOLVER,
     Action,
@@ -260,10 +259,14 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
                 lam: int, config: Config | None = None) -> GameAuditReport:
     """Audit envelopes with the engine replayed (the core of :func:`audit_game`);
     ``config`` is the agreed board/variant (default board, base rules if None)."""
-    try:
-        pubs = [Ed25519PublicKey.from_public_bytes(k) for k in keys]
-    except ValueError as exc:
-        return GameAuditReport(False, None, None, error=f"bad roster key: {exc}")
+    pubs = []
+    for seat, k in enumerate(keys):
+        try:
+            pubs.append(signing_key(k, f"seat {seat}'s roster key"))
+        except MalformedInput as exc:
+            # anybody could have signed in this seat's name: nothing it did is attributable
+            return GameAuditReport(False, Violation(seat, None, None, "weak-key", str(exc)),
+                                   None)
     replay = EngineReplay(len(keys), config)
     rep = audit(wires, pubs, game_id, lam, replay)
     st = replay.state

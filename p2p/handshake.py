@@ -46,7 +46,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from .errors import FramingError, HandshakeError
 from .framing import HANDSHAKE_LIMITS, frame, pack, read_frame, unpack
-from .identity import KEY_LEN, SIG_LEN, Identity, fingerprint, verify
+from .identity import KEY_LEN, SIG_LEN, Identity, fingerprint, is_signing_key, verify
 
 PROTOCOL_VERSION = 2
 """2: cumulative acks (p2p.ack_chain); 1: an ack after every step."""
@@ -157,6 +157,14 @@ def _bytes(value: Any, length: int, what: str) -> bytes:
     return value
 
 
+def _key(value: Any, what: str) -> bytes:
+    """A peer's identity key: 32 bytes and not a weak (small-order) Ed25519 key."""
+    key = _bytes(value, KEY_LEN, what)
+    if not is_signing_key(key):
+        raise HandshakeError(f"{what} is not a valid Ed25519 public key (small order)")
+    return key
+
+
 def _shape(msg: Any, name: str, arity: int) -> list[Any]:
     if not isinstance(msg, list) or not msg or not isinstance(msg[0], str):
         raise HandshakeError(f"expected a {name!r} message, got a non-message")
@@ -219,7 +227,7 @@ async def dial_handshake(
     await _send_plain(writer, ["hello", version, purpose, *d_part])
 
     m2 = _shape(await _recv_plain(reader), "hello-ack", 6)
-    pk_a = _bytes(m2[1], KEY_LEN, "acceptor key")
+    pk_a = _key(m2[1], "acceptor key")
     eph_a = _bytes(m2[2], KEY_LEN, "acceptor ephemeral key")
     nonce_a = _bytes(m2[3], NONCE_LEN, "acceptor nonce")
     inc_a = _bytes(m2[4], INCARNATION_LEN, "acceptor incarnation")
@@ -291,7 +299,7 @@ async def accept_handshake(
     if not isinstance(purpose, bytes) or not 0 < len(purpose) <= MAX_PURPOSE:
         raise await refuse("bad purpose field")
     try:
-        pk_d = _bytes(m1[3], KEY_LEN, "dialer key")
+        pk_d = _key(m1[3], "dialer key")
         eph_d = _bytes(m1[4], KEY_LEN, "dialer ephemeral key")
         nonce_d = _bytes(m1[5], NONCE_LEN, "dialer nonce")
         inc_d = _bytes(m1[6], INCARNATION_LEN, "dialer incarnation")

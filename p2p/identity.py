@@ -19,6 +19,8 @@ from cryptography.hazmat.primitives.serialization import (
     PublicFormat,
 )
 
+from crypto.transcript import is_signing_key
+
 KEY_LEN = 32
 SIG_LEN = 64
 
@@ -33,8 +35,8 @@ def verify(public_key: bytes, signature: bytes, data: bytes) -> bool:
 
     Never raises on garbage input: a malformed key or signature simply does not verify.
     """
-    if len(public_key) != KEY_LEN or len(signature) != SIG_LEN:
-        return False
+    if len(public_key) != KEY_LEN or len(signature) != SIG_LEN or not is_signing_key(public_key):
+        return False  # a small-order key would "verify" forged signatures (is_signing_key)
     try:
         Ed25519PublicKey.from_public_bytes(public_key).verify(signature, data)
     except (InvalidSignature, ValueError):

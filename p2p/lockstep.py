@@ -51,6 +51,7 @@ from crypto.transcript import (
     ack_body,
     compare_acks,
     parse,
+    signing_key,
 )
 from engine.actions import RESOLVER, Action, decode, encode
 from engine.errors import DecodeError, IllegalAction
@@ -183,7 +184,7 @@ class TableSetup:
         return len(self.keys)
 
     def public_keys(self) -> list[Ed25519PublicKey]:
-        return [Ed25519PublicKey.from_public_bytes(k) for k in self.keys]
+        return [signing_key(k, f"seat {i}'s key") for i, k in enumerate(self.keys)]
 
     def config(self) -> Config:
         """The agreed engine config (raises :class:`p2p.game.BoardMismatch` for a board

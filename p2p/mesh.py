@@ -39,7 +39,7 @@ from typing import Any
 from .connection import Connection, Listener, dial
 from .errors import HandshakeError, P2PError, ProtocolError
 from .handshake import AcceptPolicy
-from .identity import KEY_LEN, fingerprint
+from .identity import KEY_LEN, fingerprint, is_signing_key
 
 log = logging.getLogger("p2p.mesh")
 
@@ -61,8 +61,10 @@ class RosterEntry:
         return [self.seat, self.key, self.host, self.port, self.name]
 
     @classmethod
-    def from_wire(cls, obj: Any) -> RosterEntry:
-        """Parse and validate; raises :class:`ProtocolError` naming the bad field."""
+    def from_wire(cls, obj: Any, *, weak_key_ok: bool = False) -> RosterEntry:
+        """Parse and validate; raises :class:`ProtocolError` naming the bad field.
+        ``weak_key_ok`` lets the audit read a file whose roster has a weak key, so that it
+        can name that seat instead of calling the file unreadable."""
         if not isinstance(obj, list) or len(obj) != 5:
             raise ProtocolError("roster entry must be [seat, key, host, port, name]")
         seat, key, host, port, name = obj
@@ -70,6 +72,9 @@ class RosterEntry:
             raise ProtocolError(f"bad seat {seat!r}")
         if not isinstance(key, bytes) or len(key) != KEY_LEN:
             raise ProtocolError("roster key must be 32 bytes")
+        if not weak_key_ok and not is_signing_key(key):
+            raise ProtocolError(f"seat {seat}: roster key is not a valid Ed25519 public key "
+                                "(small order or not canonical)")
         if not isinstance(host, str) or not 0 < len(host) <= 255:
             raise ProtocolError("bad roster host")
         if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:

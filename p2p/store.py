@@ -291,7 +291,7 @@ def read_export(path: str | os.PathLike[str]) -> ExportedGame:
     if not isinstance(board, str):
         raise StoreError(f"{path}: bad board")
     try:
-        roster = [RosterEntry.from_wire(e) for e in roster_w]
+        roster = [RosterEntry.from_wire(e, weak_key_ok=True) for e in roster_w]
         params = GameParams.from_wire(params_w)
     except Exception as exc:
         raise StoreError(f"{path}: bad roster or params: {exc}") from exc

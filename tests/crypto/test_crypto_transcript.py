@@ -98,3 +98,30 @@ def test_acks_expose_state_divergence() -> None:
             for i in (1, 2)]
     mine = log.add(ss[0].sign("ack", ack_body(1, b"H", log)))
     assert compare_acks([mine, *acks]) == [(2, "state-hash-mismatch")]
+
+
+def test_weak_signing_keys_are_refused() -> None:
+    """A small-order Ed25519 key "verifies" forged signatures of every message with pyca
+    (OpenSSL), so a party with one could deny everything it signed: refused on load."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from crypto.transcript import is_signing_key, signing_key
+
+    identity = bytes([1]) + bytes(31)
+    weak = Ed25519PublicKey.from_public_bytes(identity)
+    for message in (b"I never sent this", b"nor this"):
+        weak.verify(identity + bytes(32), message)  # the forgery pyca accepts
+    order_8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
+    good = Signer(b"g" * 32, 0).public_key.public_bytes_raw()
+    mixed = nacl_add(good, order_8)
+    for bad in (identity, order_8, mixed, b"\xff" * 32, good[:31], "not bytes"):
+        assert not is_signing_key(bad)
+        with pytest.raises(MalformedInput, match="not a valid Ed25519 public key"):
+            signing_key(bad, "seat 1's key")
+    assert is_signing_key(good) and signing_key(good).public_bytes_raw() == good
+
+
+def nacl_add(p: bytes, q: bytes) -> bytes:
+    from nacl.bindings import crypto_core_ed25519_add
+
+    return crypto_core_ed25519_add(p, q)

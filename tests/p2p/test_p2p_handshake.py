@@ -273,3 +273,35 @@ def test_listener_survives_10000_malformed_handshakes() -> None:
         await lst.close()
 
     run(body, timeout=40)
+
+
+IDENTITY_POINT = bytes([1]) + bytes(31)
+"""The neutral element as an Ed25519 public key: OpenSSL verifies ``IDENTITY_POINT ‖ 0``
+as its signature of *any* message, so such a key would let anyone speak for its seat."""
+
+
+@pytest.mark.timeout(10)
+def test_weak_identity_key_is_refused_before_anything_else() -> None:
+    async def body() -> None:
+        lst, got = await open_listener()
+        raw = RawDialer()
+        await raw.connect(lst.port)
+        raw.writer.write(frame(pack(["hello", PROTOCOL_VERSION, PURPOSE, IDENTITY_POINT,
+                                     raw.eph, raw.nonce, raw.inc])))
+        m2 = await raw.read()
+        assert m2[0] == "refuse" and "not a valid Ed25519 public key" in m2[1], m2
+        assert got.empty()
+        raw.writer.close()
+        await lst.close()
+
+    run(body)
+
+
+def test_weak_roster_key_is_refused() -> None:
+    from p2p.errors import ProtocolError
+    from p2p.mesh import RosterEntry
+
+    with pytest.raises(ProtocolError, match="seat 2: roster key is not a valid Ed25519"):
+        RosterEntry.from_wire([2, IDENTITY_POINT, "127.0.0.1", 4000, "eve"])
+    ok = Identity.generate().public
+    assert RosterEntry.from_wire([2, ok, "127.0.0.1", 4000, "bo"]).key == ok

@@ -280,3 +280,23 @@ def test_garbage_never_crashes_a_peer(tmp_path: Path) -> None:
                       "malformed action", "unknown envelope kind", "malformed ack"):
             assert words in reasons, (words, reasons[:2000])
     _same_end(results)
+
+
+@pytest.mark.timeout(60)
+def test_weak_roster_key_in_a_transcript_is_named(fair_game: Path, tmp_path: Path) -> None:
+    """A file whose roster gives a seat a small-order key (one that "verifies" any forged
+    signature) is unfair naming that seat, even with a matching game id."""
+    import dataclasses
+
+    from p2p.game import compute_game_id
+
+    g = read_export(fair_game)
+    roster = list(g.roster)
+    roster[1] = dataclasses.replace(roster[1], key=bytes([1]) + bytes(31))
+    bad = tmp_path / "weak.silkroad"
+    bad.write_bytes(encode_export(roster, g.params, compute_game_id(roster, g.params), g.lam,
+                                  g.wires, g.board))
+    report = audit_game(bad)
+    v = report.violation
+    assert report.exit_code == EXIT_UNFAIR and v is not None, str(report)
+    assert (v.party, v.rule) == (1, "weak-key"), str(report)
