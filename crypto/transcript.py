@@ -152,6 +152,12 @@ def parse(wire: object, keys: Sequence[Ed25519PublicKey], game_id: bytes,
                 and isinstance(outer[1], bytes)):
             raise MalformedInput("wire must be [envelope_bytes, signature]")
         env_bytes, sig = outer
+        if msgpack.packb(outer, use_bin_type=True) != wire:
+            # the signature covers env_bytes only: a relay could re-encode the wrapper
+            # (e.g. a bin16 header for a short body) into other wire bytes, hence another
+            # envelope id, and frame the honest sender for a broken chain or equivocation
+            raise MalformedInput("envelope wrapper is not in canonical msgpack form "
+                                 "(re-encoded on the way?)")
         env = _unpack(env_bytes, "envelope body")
         if not isinstance(env, list) or len(env) != 7:
             raise MalformedInput("envelope must be a 7-element array")

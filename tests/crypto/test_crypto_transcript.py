@@ -125,3 +125,25 @@ def nacl_add(p: bytes, q: bytes) -> bytes:
     from nacl.bindings import crypto_core_ed25519_add
 
     return crypto_core_ed25519_add(p, q)
+
+
+def test_reencoded_wrapper_is_blamed_on_the_relay_not_the_sender() -> None:
+    """The signature covers the inner envelope bytes only.  A relay that re-encodes the
+    outer ``[envelope, signature]`` array (same values, other msgpack headers) would give
+    the envelope another id: without the canonical-form check the honest sender would be
+    blamed for equivocation (two "different" envelopes with one seq) or a broken chain."""
+    s = Signer(b"g" * 32, 0)
+    keys = [s.public_key]
+    wire = s.sign("note", [1])
+    env, sig = msgpack.unpackb(wire)
+    reencoded = (bytes([0x92, 0xC5]) + len(env).to_bytes(2, "big") + env
+                 + msgpack.packb(sig, use_bin_type=True))
+    assert msgpack.unpackb(reencoded) == [env, sig] and reencoded != wire
+    with pytest.raises(CheatDetected) as info:
+        parse(reencoded, keys, b"g" * 32, via=3)
+    assert (info.value.culprit, info.value.rule) == (3, "malformed")
+    log = TranscriptLog(b"g" * 32, keys)
+    log.add(wire, via=1)
+    with pytest.raises(CheatDetected) as info:
+        log.add(reencoded, via=2)
+    assert (info.value.culprit, info.value.rule) == (2, "malformed"), info.value
