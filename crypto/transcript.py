@@ -186,7 +186,9 @@ def parse(wire: object, keys: Sequence[Ed25519PublicKey], game_id: bytes,
 
 @dataclass(frozen=True)
 class EquivocationProof:
-    """Two validly signed envelopes of one sender with the same sequence number."""
+    """Two validly signed envelopes of one sender that cannot belong to one chain: the same
+    sequence number with different bytes, or consecutive sequence numbers where the later
+    one does not chain to the earlier (a fork: the sender signed two histories)."""
 
     first: bytes
     second: bytes
@@ -198,9 +200,13 @@ class EquivocationProof:
             b = parse(self.second, keys, game_id)
         except CheatDetected as exc:
             raise MalformedInput(f"not an equivocation proof: {exc}") from exc
-        if a.sender != b.sender or a.seq != b.seq or a.wire == b.wire:
-            raise MalformedInput("not an equivocation proof: different slots or same bytes")
-        return a.sender
+        if a.sender != b.sender:
+            raise MalformedInput("not an equivocation proof: two senders")
+        if a.seq == b.seq and a.wire != b.wire:
+            return a.sender
+        if b.seq == a.seq + 1 and b.prev_hash != a.id:
+            return a.sender
+        raise MalformedInput("not an equivocation proof: the envelopes fit one chain")
 
     def encode(self) -> list[bytes]:
         """msgpack-safe form (to broadcast the proof)."""
@@ -208,10 +214,13 @@ class EquivocationProof:
 
 
 class Equivocation(CheatDetected):
-    """Raised when a sender signed two envelopes with one sequence number."""
+    """Raised when a sender signed two envelopes with one sequence number (rule
+    ``equivocation``) or an envelope that does not chain to its own predecessor (rule
+    ``bad-chain``); either way :attr:`proof` convinces anybody else."""
 
-    def __init__(self, culprit: int, proof: EquivocationProof, detail: str) -> None:
-        super().__init__(culprit, "equivocation", detail)
+    def __init__(self, culprit: int, proof: EquivocationProof, detail: str,
+                 rule: str = "equivocation") -> None:
+        super().__init__(culprit, rule, detail)
         self.proof = proof
 
 
@@ -242,9 +251,11 @@ class TranscriptLog:
                                 f"seq {env.seq} from {env.sender} before seq {len(chain)}")
         expect = chain[-1].id if chain else ZERO_HASH
         if env.prev_hash != expect:
-            raise CheatDetected(env.sender, "bad-chain",
-                                f"envelope {env.sender}/{env.seq} does not chain to its "
-                                "predecessor")
+            detail = f"envelope {env.sender}/{env.seq} does not chain to its predecessor"
+            if not chain:
+                raise CheatDetected(env.sender, "bad-chain", detail)
+            raise Equivocation(env.sender, EquivocationProof(chain[-1].wire, env.wire),
+                               detail, rule="bad-chain")
         chain.append(env)
         self.entries.append(env)
         return env
@@ -266,11 +277,15 @@ def ack_body(round_no: int, state_hash: bytes, log: TranscriptLog) -> list[Any]:
 
 
 def compare_acks(acks: Sequence[Envelope]) -> list[tuple[int, str]]:
-    """Disagreements among acks of one round: ``[(sender, reason)]`` (empty if consistent).
+    """Disagreements among acks of one round: ``[(acker, reason)]`` (empty if consistent).
 
-    The reference is the most common state hash; senders that differ are listed. For heads,
-    a (sender, seq) acknowledged with two different ids means that sender showed different
-    envelopes to different peers.
+    The reference is the most common state hash; ackers that differ are listed. For heads,
+    a (sender, seq) acknowledged with two different ids means either that the sender showed
+    different envelopes to different peers or that an acker lies about what it received;
+    an ack is only the acker's word, so the ackers in the minority are listed
+    (``head-mismatch``).  A real equivocation is proved by the two signed envelopes
+    themselves (:class:`EquivocationProof`): the caller must give them a chance to surface
+    before acting on this list (p2p's table relays what it received first).
     """
     out: list[tuple[int, str]] = []
     hashes: dict[bytes, int] = {}
@@ -282,10 +297,14 @@ def compare_acks(acks: Sequence[Envelope]) -> list[tuple[int, str]]:
     for a in acks:
         if a.body[1] != ref:
             out.append((a.sender, "state-hash-mismatch"))
-    seen: dict[tuple[int, int], bytes] = {}
+    claims: dict[tuple[int, int], dict[bytes, list[int]]] = {}
     for a in acks:
         for sender, seq, eid in a.body[2]:
-            prev = seen.setdefault((sender, seq), eid)
-            if prev != eid:
-                out.append((sender, "equivocation-suspected"))
+            claims.setdefault((sender, seq), {}).setdefault(eid, []).append(a.sender)
+    for key in sorted(claims):
+        ids = claims[key]
+        if len(ids) > 1:
+            ref_id = max(sorted(ids), key=lambda i: len(ids[i]))
+            out.extend((acker, "head-mismatch") for eid in sorted(ids) if eid != ref_id
+                       for acker in ids[eid])
     return sorted(set(out))

@@ -92,6 +92,9 @@ SNAPSHOT_VERSION = 1
 """Version of the resume snapshot in ``secrets.bin`` (see :meth:`Table._save_secrets`)."""
 ABORT_WAIT = 5.0
 """Seconds an abort notice may wait for the envelope it names before it is judged."""
+DISPUTE_WAIT = 1.0
+"""Seconds a desync verdict waits for relayed envelopes to expose an equivocation (see
+:meth:`Table._dispute`)."""
 
 
 def action_body_ok(body: Any) -> bool:
@@ -102,13 +105,17 @@ def action_body_ok(body: Any) -> bool:
             and (len(body) == 2 or isinstance(body[2], bytes)))
 
 
+PROOF_RULES = ("equivocation", "bad-chain")
+"""Abort rules proved by two signed envelopes (:class:`EquivocationProof`)."""
+
+
 def abort_body_ok(body: Any) -> bool:
     """Shape of an abort notice: ``[culprit|None, rule, detail, [sender, seq, id]|None]``,
-    plus for ``equivocation`` a fifth element, the proof ``[wire, wire]``."""
+    plus for :data:`PROOF_RULES` a fifth element, the proof ``[wire, wire]``."""
     if not (isinstance(body, list) and len(body) in (4, 5)):
         return False
     culprit, rule, detail, ref = body[:4]
-    if len(body) == 5 and not (rule == "equivocation" and isinstance(body[4], list)
+    if len(body) == 5 and not (rule in PROOF_RULES and isinstance(body[4], list)
                                and len(body[4]) == 2
                                and all(isinstance(w, bytes) for w in body[4])):
         return False
@@ -297,6 +304,10 @@ class Table:
         self._out_wake = asyncio.Event()
         self._aborted = False
         self._abort_tasks: list[asyncio.Task[None]] = []
+        #: log position at the last confirmed ack round (what a dispute relays), and
+        #: whether a dispute is under way
+        self._log_mark = 0
+        self._disputed = False
         #: set by tests/tools: the abort claims this peer judged ``(accuser, verdict)``
         self.abort_verdicts: list[tuple[int, TableStopped]] = []
 
@@ -546,11 +557,14 @@ class Table:
 
     async def _confirm_acks(self, upto: int) -> None:
         """Wait until every ack round ``<= upto`` that we acknowledged is complete and
-        consistent (raises :class:`TableStopped` on a desync or a silent seat)."""
+        consistent (raises :class:`TableStopped` on a desync or a silent seat).  Rounds are
+        confirmed by :meth:`_check_acks` as acks arrive; a disputed round never is, and the
+        wait ends with the dispute's verdict."""
+        self._check_acks()
         for rnd in sorted(r for r in self._my_hash if self._confirmed < r <= upto):
 
             def ready(r: int = rnd) -> bool:
-                return r <= self._confirmed or len(self._acks.get(r, ())) == self.n
+                return r <= self._confirmed
 
             def missing(r: int = rnd) -> list[int]:
                 got = self._acks.get(r, {})
@@ -570,14 +584,41 @@ class Table:
             mine = self._my_hash[rnd]
             disagree = sorted({p for p in range(self.n) if acks[p].body[1] != mine})
             if bad or disagree:
-                self._dump_desync(rnd, acks)
-                culprits = [s for s, _ in bad] or disagree
-                raise self.stop(culprits[0], "desync",
-                          f"step {rnd}: state hashes differ; disagreeing seats {culprits} "
-                          f"({bad})")
+                self._dispute(rnd, acks, [s for s, _ in bad] or disagree, bad)
+                return
             self._confirmed = max(self._confirmed, rnd)
+            self._log_mark = len(self.log.entries)
             del self._acks[rnd]
             del self._my_hash[rnd]
+
+    def _dispute(self, rnd: int, acks: dict[int, Envelope], culprits: list[int],
+                 bad: list[tuple[int, str]]) -> None:
+        """Acks of round ``rnd`` disagree: expose any equivocation before blaming anybody.
+
+        A disagreement is either a peer that drifted (or lies in its ack), or a sender that
+        showed different envelopes to different peers — and then the *majority* points at
+        an honest peer that received the odd version.  So every peer first relays to all
+        the envelopes it took in since the last confirmed round: a second, different,
+        validly signed envelope for one slot is an equivocation proof (the abort notice
+        carries it, and every peer names the equivocator).  Only if none turns up within
+        :data:`DISPUTE_WAIT` does the majority verdict stand."""
+        if self._disputed:
+            return
+        self._disputed = True
+        self._dump_desync(rnd, acks)
+        for env in self.log.entries[self._log_mark:]:
+            if env.sender != self.me:
+                self.transport.broadcast(ENV_TAG + env.wire)
+        verdict = (culprits[0], f"step {rnd}: acks differ; disagreeing seats {culprits} "
+                                f"({bad})")
+        log.error("seat %d: %s; relaying what we received before blaming", self.me,
+                  verdict[1])
+
+        async def blame_later() -> None:
+            await asyncio.sleep(DISPUTE_WAIT)
+            self.stop(verdict[0], "desync", verdict[1])
+
+        self._abort_tasks.append(asyncio.get_running_loop().create_task(blame_later()))
 
     def _dump_desync(self, rnd: int, acks: dict[int, Envelope]) -> None:
         if self.store is None:
@@ -787,7 +828,7 @@ class Table:
         accuser = env.sender
         culprit, rule, _detail, ref = env.body[:4]
         if len(env.body) == 5:
-            self._judge_equivocation(accuser, culprit, env.body[4])
+            self._judge_equivocation(accuser, culprit, rule, env.body[4])
             return
         deadline = time.monotonic() + ABORT_WAIT
         while not self._has(ref) and time.monotonic() < deadline:
@@ -807,9 +848,10 @@ class Table:
         self.abort_verdicts.append((accuser, verdict))
         self.stop(verdict.culprit, verdict.rule, verdict.detail)
 
-    def _judge_equivocation(self, accuser: int, culprit: Any, proof: list[bytes]) -> None:
-        """An equivocation is proved by its two signed envelopes alone: check the proof
-        (same sender and sequence number, different bytes, both signatures valid)."""
+    def _judge_equivocation(self, accuser: int, culprit: Any, rule: str,
+                            proof: list[bytes]) -> None:
+        """An equivocation (or fork, rule ``bad-chain``) is proved by its two signed
+        envelopes alone: check the proof (:meth:`EquivocationProof.verify`)."""
         who: int | None = None
         why = ""
         try:
@@ -817,9 +859,9 @@ class Table:
         except MalformedInput as exc:
             why = f" ({exc})"
         if who is not None and who == culprit:
-            verdict = TableStopped(who, "equivocation",
-                                   f"seat {who} signed two different envelopes with one "
-                                   f"sequence number (proof sent by seat {accuser})")
+            verdict = TableStopped(who, rule,
+                                   f"seat {who} signed two envelopes that cannot both be in "
+                                   f"its chain (proof sent by seat {accuser})")
         else:
             verdict = TableStopped(accuser, "false-abort",
                                    f"seat {accuser} accused seat {culprit} of equivocation "
@@ -1003,7 +1045,8 @@ class Table:
                 self._my_actions.add(step)
         elif kind == ACK_KIND:
             if not (isinstance(body, list) and len(body) == 3 and isinstance(body[0], int)
-                    and isinstance(body[1], bytes) and isinstance(body[2], list)):
+                    and isinstance(body[1], bytes) and isinstance(body[2], list)
+                    and all(self._head_ok(h) for h in body[2])):
                 self.refuse(env.sender, "malformed ack")
                 return
             self._take_ack(env.sender, body[0], env)
@@ -1014,6 +1057,13 @@ class Table:
                 self._on_abort(env)
         else:
             self.refuse(env.sender, f"unknown envelope kind {kind[:32]!r}")
+
+    def _head_ok(self, head: Any) -> bool:
+        """One ``[sender, seq, envelope id]`` entry of an ack's heads."""
+        return (isinstance(head, list) and len(head) == 3
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in head[:2])
+                and 0 <= head[0] < self.n and head[1] >= 0
+                and isinstance(head[2], bytes) and len(head[2]) == 32)
 
     def _take_ack(self, sender: int, rnd: Any, ack: Envelope) -> None:
         """Record ``sender``'s ack of round ``rnd`` and compare complete rounds."""
@@ -1030,10 +1080,7 @@ class Table:
         if not self._replaying:
             if rnd <= self.step and rnd in self._chain_at:
                 self._send_ack(rnd)  # closure: a round anybody acks, everybody acks
-            try:
-                self._check_acks()
-            except TableStopped:
-                pass  # recorded in self.failure; the main loop raises it
+            self._check_acks()
 
     # ================================================================ persistence
     def _save_secrets(self, outgoing: list[bytes] | None) -> None:
@@ -1106,6 +1153,7 @@ class Table:
             self.state, self.zones = state, start.zones.copy()
             self.step, self.cursor = start.step, start.cursor
             self._confirmed = start.step
+            self._log_mark = processed
             self._hash_now = self.state.hash()
         # our signing chain continues after our last stored envelope
         mine = self.log.by_sender.get(self.me, [])

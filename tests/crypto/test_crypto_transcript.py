@@ -147,3 +147,14 @@ def test_reencoded_wrapper_is_blamed_on_the_relay_not_the_sender() -> None:
     with pytest.raises(CheatDetected) as info:
         log.add(reencoded, via=2)
     assert (info.value.culprit, info.value.rule) == (2, "malformed"), info.value
+
+
+def test_ack_heads_name_the_acker_in_the_minority_not_the_sender() -> None:
+    """An ack's heads are only the acker's word: a peer that lies about the id of another
+    sender's envelope is named, never the sender (who could otherwise be framed)."""
+    ss, log = _setup(4)
+    log.add(ss[3].sign("a", [0]))
+    acks = [log.add(ss[i].sign("ack", ack_body(1, b"H", log))) for i in range(3)]
+    liar_heads = [[s, q, b"\x00" * 32 if s == 3 else e] for s, q, e in log.heads()]
+    liar = log.add(ss[3].sign("ack", [1, b"H", liar_heads]))
+    assert compare_acks([*acks, liar]) == [(3, "head-mismatch")]

@@ -161,3 +161,35 @@ def test_forged_equivocation_proof_names_the_accuser(tmp_path: Path) -> None:
         assert isinstance(r, TableStopped), (me, r)
         if me != liar:
             assert (r.culprit, r.rule) == (liar, "false-abort"), (me, r)
+
+
+@pytest.mark.timeout(60)
+def test_equivocation_to_different_peers_is_exposed_by_the_dispute(tmp_path: Path) -> None:
+    """Seat 1 shows one envelope to seat 0 and another (same seq) to seat 2: no peer sees
+    both.  Their acks disagree about seat 1's latest envelope; before any majority verdict
+    the peers relay what they received, the two signed envelopes meet, and every peer names
+    seat 1 for equivocation (not the peer that happened to be in the minority)."""
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == CHEAT and t.step == 8:
+            s = t.signer
+            seq, prev = s.seq, s.prev
+            first = t._sign("note", ["first"])
+            s.seq, s.prev = seq, prev
+            second = s.sign("note", ["second"])
+            s.seq, s.prev = seq + 1, first.id
+
+            async def after_outbox() -> None:
+                await t._drain_outbox()
+                t.transport.send(0, ENV_TAG + first.wire)
+                t.transport.send(VICTIM, ENV_TAG + second)
+
+            asyncio.get_running_loop().create_task(after_outbox())
+
+    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0),
+                          timeout=55)
+    for me, r in enumerate(results):
+        assert isinstance(r, TableStopped), (me, r)
+        # seat 2 may first meet seat 1's next envelope, which chains to the version it
+        # never got: that fork is proved the same way (rule bad-chain)
+        assert r.culprit == CHEAT and r.rule in ("equivocation", "bad-chain"), (me, r)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import msgpack
 import pytest
@@ -129,3 +129,30 @@ def test_older_protocol_versions_audit_but_do_not_play() -> None:
     GameParams.from_wire([PROTOCOL_VERSION, 3, "base", b"", "audit"]).check_playable()
     with pytest.raises(ProtocolError, match="protocol version"):
         GameParams.from_wire([PROTOCOL_VERSION + 1, 3, "base", b"", "audit"])
+
+
+class LyingAcker(Table):
+    """Seat 0 claims, in one ack, a made-up id for seat 2's latest envelope."""
+
+    lied: ClassVar[list[int]] = []
+
+    def emit(self, kind: str, body: Any) -> None:
+        if kind == "ack" and self.me == 0 and not self.lied and body[0] >= 12:
+            body = [body[0], body[1], [[s, q, bytes(32) if s == 2 else e]
+                                       for s, q, e in body[2]]]
+            self.lied.append(body[0])
+        super().emit(kind, body)
+
+
+@pytest.mark.timeout(120)
+def test_a_lying_ack_names_the_liar_not_the_sender_it_accuses(tmp_path: Path) -> None:
+    """Ack heads that disagree could frame the sender of the disputed envelope; the table
+    relays what it received first (no equivocation turns up) and names the acker whose
+    claim nobody else backs."""
+    LyingAcker.lied = []
+    _peers, results = run(lambda: play_tables(tmp_path, 3, table_cls=LyingAcker),
+                          timeout=110)
+    assert LyingAcker.lied
+    for me, r in enumerate(results):
+        assert getattr(r, "rule", None) == "desync" and r.culprit == 0, (me, r)
+        assert "head-mismatch" in r.detail, r.detail
