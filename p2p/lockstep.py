@@ -845,6 +845,10 @@ class Table:
             verdict = TableStopped(accuser, "false-abort",
                                    f"seat {accuser} accused seat {culprit} of {rule!r} but the "
                                    f"transcript so far shows no such violation ({report})")
+        self._judged(accuser, verdict)
+
+    def _judged(self, accuser: int, verdict: TableStopped) -> None:
+        """Record our verdict on ``accuser``'s abort notice and stop on it."""
         self.abort_verdicts.append((accuser, verdict))
         self.stop(verdict.culprit, verdict.rule, verdict.detail)
 
@@ -866,8 +870,7 @@ class Table:
             verdict = TableStopped(accuser, "false-abort",
                                    f"seat {accuser} accused seat {culprit} of equivocation "
                                    f"with a proof that does not hold{why}")
-        self.abort_verdicts.append((accuser, verdict))
-        self.stop(verdict.culprit, verdict.rule, verdict.detail)
+        self._judged(accuser, verdict)
 
     # ================================================================ receiving
     async def _pump(self) -> None:

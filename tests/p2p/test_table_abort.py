@@ -99,9 +99,10 @@ def test_false_abort_names_the_accuser(tmp_path: Path) -> None:
             assert (r.culprit, r.rule) == (liar, "false-abort"), (me, r)
 
 
-def _equivocate(t: Table, second_to: int, in_order: bool, tasks: list[Any]) -> None:
+def _equivocate(t: Table, second_to: int, in_order: bool, tasks: list[Any],
+                first_to: int | None = None) -> None:
     """Seat ``t.me`` signs two envelopes with one sequence number: the first goes to
-    everyone, the second only to ``second_to`` (nobody else can see the fork)."""
+    ``first_to`` (everyone if None), the second only to ``second_to``."""
     s = t.signer
     seq, prev = s.seq, s.prev
     first = t._sign("note", ["first"])
@@ -110,7 +111,10 @@ def _equivocate(t: Table, second_to: int, in_order: bool, tasks: list[Any]) -> N
     s.seq, s.prev = seq + 1, first.id
 
     def send() -> None:
-        t.transport.broadcast(ENV_TAG + first.wire)
+        if first_to is None:
+            t.transport.broadcast(ENV_TAG + first.wire)
+        else:
+            t.transport.send(first_to, ENV_TAG + first.wire)
         t.transport.send(second_to, ENV_TAG + second)
 
     if not in_order:
@@ -170,21 +174,11 @@ def test_equivocation_to_different_peers_is_exposed_by_the_dispute(tmp_path: Pat
     the peers relay what they received, the two signed envelopes meet, and every peer names
     seat 1 for equivocation (not the peer that happened to be in the minority)."""
 
+    tasks: list[Any] = []
+
     def hook(t: Table, _a: Action) -> None:
         if t.me == CHEAT and t.step == 8:
-            s = t.signer
-            seq, prev = s.seq, s.prev
-            first = t._sign("note", ["first"])
-            s.seq, s.prev = seq, prev
-            second = s.sign("note", ["second"])
-            s.seq, s.prev = seq + 1, first.id
-
-            async def after_outbox() -> None:
-                await t._drain_outbox()
-                t.transport.send(0, ENV_TAG + first.wire)
-                t.transport.send(VICTIM, ENV_TAG + second)
-
-            asyncio.get_running_loop().create_task(after_outbox())
+            _equivocate(t, VICTIM, True, tasks, first_to=0)
 
     _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0),
                           timeout=55)
