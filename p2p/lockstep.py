@@ -304,6 +304,7 @@ class Table:
         self._out_wake = asyncio.Event()
         self._aborted = False
         self._abort_tasks: list[asyncio.Task[None]] = []
+        self._verdict_task: asyncio.Task[None] | None = None  # a dispute's delayed verdict
         #: log position at the last confirmed ack round (what a dispute relays), and
         #: whether a dispute is under way
         self._log_mark = 0
@@ -354,7 +355,8 @@ class Table:
             # whatever we signed (our last ack, an abort notice) still leaves, durably
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._drain_outbox(), 5.0)
-            for task in (pump, flusher, *self._abort_tasks):
+            extra = [self._verdict_task] if self._verdict_task is not None else []
+            for task in (pump, flusher, *self._abort_tasks, *extra):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
@@ -618,7 +620,7 @@ class Table:
             await asyncio.sleep(DISPUTE_WAIT)
             self.stop(verdict[0], "desync", verdict[1])
 
-        self._abort_tasks.append(asyncio.get_running_loop().create_task(blame_later()))
+        self._verdict_task = asyncio.get_running_loop().create_task(blame_later())
 
     def _dump_desync(self, rnd: int, acks: dict[int, Envelope]) -> None:
         if self.store is None:
