@@ -305,9 +305,10 @@ class Table:
         self._aborted = False
         self._abort_tasks: list[asyncio.Task[None]] = []
         self._verdict_task: asyncio.Task[None] | None = None  # a dispute's delayed verdict
-        #: log position at the last confirmed ack round (what a dispute relays), and
-        #: whether a dispute is under way
+        #: log position when we acked the last confirmed round (a dispute relays what came
+        #: after it), per pending round, and whether a dispute is under way
         self._log_mark = 0
+        self._ack_pos: dict[int, int] = {}
         self._disputed = False
         #: set by tests/tools: the abort claims this peer judged ``(accuser, verdict)``
         self.abort_verdicts: list[tuple[int, TableStopped]] = []
@@ -554,6 +555,7 @@ class Table:
         if rnd in self._my_hash or rnd <= self._confirmed:
             return
         self._my_hash[rnd] = self._chain_at[rnd]
+        self._ack_pos[rnd] = len(self.log.entries)
         if self.me not in self._acks.setdefault(rnd, {}):
             self.emit(ACK_KIND, ack_body(rnd, self._chain_at[rnd], self.log))
 
@@ -589,7 +591,8 @@ class Table:
                 self._dispute(rnd, acks, [s for s, _ in bad] or disagree, bad)
                 return
             self._confirmed = max(self._confirmed, rnd)
-            self._log_mark = len(self.log.entries)
+            # our ack of rnd covered the log up to here: what came later is not agreed yet
+            self._log_mark = self._ack_pos.pop(rnd, self._log_mark)
             del self._acks[rnd]
             del self._my_hash[rnd]
 
