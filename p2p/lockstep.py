@@ -53,7 +53,7 @@ from crypto.transcript import (
     parse,
     signing_key,
 )
-from engine.actions import RESOLVER, Action, decode, encode
+from engine.actions import RESOLVER, Action, Sell, decode, encode
 from engine.errors import DecodeError, IllegalAction
 from engine.game import new_game, scores, winners
 from engine.rules import actors, apply, is_simultaneous, legal_actions
@@ -275,6 +275,7 @@ class Table:
         self._wake = asyncio.Event()
         self._waiter: asyncio.Future[None] | None = None
         self._new_action = False
+        self._applied_in_place = False  # _player_step applied the action already
         self._early: dict[int, dict[int, tuple[bytes, int | None]]] = {}
         self._nearly = 0
         self._actions: dict[int, list[Envelope]] = {}
@@ -409,15 +410,18 @@ class Table:
             else:
                 kind = f"action:{self.state.phase.name}"
                 a = await self._player_step(acts[0])
-            apply(self.state, a)
+            if not self._applied_in_place:
+                apply(self.state, a)
+            self._applied_in_place = False
             self._applied.append(encode(a))
             self.applied_at.append(time.monotonic())
             for env in self._actions.pop(self.step, []):
                 why = "out-of-turn" if env.sender not in acts else "superseded"
                 self.refuse(env.sender, f"{why} action for step {self.step} not used")
             self.step += 1
-            self.zones.check(self.state, [[s.public for s in self.session.ledger.hands[p]]
-                                          for p in range(self.n)])
+            if self.cursor != c0:  # only crypto ops move goods between zones
+                self.zones.check(self.state, [[s.public for s in self.session.ledger.hands[p]]
+                                              for p in range(self.n)])
             await self._ack_round(self.step)
             self.step_times.append((kind, time.perf_counter() - t0 - self._think,
                                     self.cursor - c0, acts[0]))
@@ -484,8 +488,12 @@ class Table:
                                            "from the one its sender acknowledged")
             try:
                 a = decode(env.body[1])
-                trial = self.state.copy()
-                apply(trial, a)
+                if isinstance(a, Sell):
+                    apply(self.state.copy(), a)  # its claims are opened before it applies
+                else:
+                    # the engine leaves the state untouched when it refuses an action
+                    apply(self.state, a)
+                    self._applied_in_place = True
             except (DecodeError, IllegalAction) as exc:
                 self.refuse(env.sender, f"illegal action at step {step}: {exc}")
                 if env.sender == self.me:
