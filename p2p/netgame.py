@@ -59,6 +59,13 @@ async def play_setup(setup: GameSetup, listener: Listener, root: str | Path,
         store.create(list(setup.roster), setup.params, setup.my_seat, setup.game_id, lam, spec)
     peer = LocalPeer(setup.my_seat, listener.identity, listener, list(setup.roster),
                      setup.params, setup.game_id, folder, board=spec)
+    return await _play_peer(peer, agent, human, abandon_timeout, on_table)
+
+
+async def _play_peer(peer: LocalPeer, agent: Agent | None, human: HumanDecider | None,
+                     abandon_timeout: float,
+                     on_table: Callable[[Table], None] | None) -> TableResult:
+    """Start ``peer``'s table, show it to ``on_table``, play to the end, always clean up."""
     table = await start_peer(peer, agent, human, abandon_timeout=abandon_timeout)
     if on_table is not None:
         on_table(table)
@@ -81,10 +88,4 @@ async def resume_folder(folder: str | Path, agent: Agent | None = None,
     entry = roster[seat]
     listener = await Listener(identity, host=entry.host, port=entry.port).start()
     peer = LocalPeer(seat, identity, listener, roster, params, game_id, Path(folder))
-    table = await start_peer(peer, agent, human, abandon_timeout=abandon_timeout)
-    if on_table is not None:
-        on_table(table)
-    try:
-        return await table.run()
-    finally:
-        await finish_peer(peer)
+    return await _play_peer(peer, agent, human, abandon_timeout, on_table)

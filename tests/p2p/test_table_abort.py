@@ -81,6 +81,16 @@ def test_bad_withdraw_blinding_proof_is_named_by_every_peer(tmp_path: Path) -> N
     _all_name(peers, results, CHEAT, "pet-blind-invalid")
 
 
+def _accuser_named(tmp_path: Path, hook: Any, liar: int) -> None:
+    """Play with ``hook`` (the liar's false accusation): everybody else names the liar."""
+    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0),
+                          timeout=55)
+    for me, r in enumerate(results):
+        assert isinstance(r, TableStopped), (me, r)
+        if me != liar:
+            assert (r.culprit, r.rule) == (liar, "false-abort"), (me, r)
+
+
 @pytest.mark.timeout(60)
 def test_false_abort_names_the_accuser(tmp_path: Path) -> None:
     liar = 0
@@ -91,12 +101,7 @@ def test_false_abort_names_the_accuser(tmp_path: Path) -> None:
             t.emit(ABORT_KIND, [2, "dleq-invalid", "made up", [2, 0, wrong.id]])
             t.stop(2, "dleq-invalid", "made up")
 
-    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0),
-                          timeout=55)
-    for me, r in enumerate(results):
-        assert isinstance(r, TableStopped), (me, r)
-        if me != liar:
-            assert (r.culprit, r.rule) == (liar, "false-abort"), (me, r)
+    _accuser_named(tmp_path, hook, liar)
 
 
 def _equivocate(t: Table, second_to: int, in_order: bool, tasks: list[Any],
@@ -159,12 +164,7 @@ def test_forged_equivocation_proof_names_the_accuser(tmp_path: Path) -> None:
             t.emit(ABORT_KIND, [CHEAT, "equivocation", "made up", None, [real, fake]])
             t.stop(CHEAT, "equivocation", "made up")
 
-    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0),
-                          timeout=55)
-    for me, r in enumerate(results):
-        assert isinstance(r, TableStopped), (me, r)
-        if me != liar:
-            assert (r.culprit, r.rule) == (liar, "false-abort"), (me, r)
+    _accuser_named(tmp_path, hook, liar)
 
 
 @pytest.mark.timeout(60)
