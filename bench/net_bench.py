@@ -1,9 +1,10 @@
 """Network table benchmark: lockstep latency on loopback and complete-game wall times.
 
 Every peer is real (own identity, listener on 127.0.0.1, mesh, TokenSession, game
-folder with fsynced transcript); they run in **one process**, so each crypto step costs
-N peers' CPU on one core — on a real LAN each peer has its own machine and crypto steps
-are roughly N times faster.  Reported:
+folder with fsynced transcript).  By default they run in **one process**, so each crypto
+step costs N peers' CPU on one core; ``--processes`` runs one OS process per peer (as
+``silkroad play`` does), sharing this machine's cores — on a real LAN each peer has its own
+machine and crypto steps are faster still.  Reported:
 
 * per-step latency (decision + broadcast + verification + ack round of all peers) for
   moves without crypto (bids, tile choice, moves, pawn passes) — targets p50 <= 5 ms,
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -73,16 +73,24 @@ def summarise(step_times: list[tuple[str, float, int, int]],
     }
 
 
-async def bench_game(players: int, mode: str, bot: str, seed: int, lam: int) -> dict[str, Any]:
+async def bench_game(players: int, mode: str, bot: str, seed: int, lam: int,
+                     processes: bool = False) -> dict[str, Any]:
+    """One complete game; ``processes``: seats 1… as child processes (what ``silkroad
+    play`` does), seat 0 in this process."""
     with tempfile.TemporaryDirectory() as root:
-        r = await run_local_game(players, bot, seed, mode, root, lam=lam, audit=False)
+        r = await run_local_game(players, bot, seed, mode, root, lam=lam, audit=False,
+                                 bot_processes=processes)
         t0 = time.perf_counter()
         report = audit_game(r.transcript)
         audit_s = time.perf_counter() - t0
+        applied = [x.applied_at for x in r.results] + [e["applied"] for e in r.peer_events]
+        decided = [x.decided_at for x in r.results] + \
+            [{k: t for k, t in e["decided"]} for e in r.peer_events]
         return {
             "players": players,
             "mode": mode,
             "bot": bot,
+            "processes": processes,
             "wall_s": round(r.wall_time, 2),
             "target_s": TARGETS.get(players),
             "steps": r.results[0].steps,
@@ -91,57 +99,7 @@ async def bench_game(players: int, mode: str, bot: str, seed: int, lam: int) -> 
             "same_hash": len(set(r.state_hashes)) == 1,
             "audit_fair": report.fair,
             "audit_s": round(audit_s, 2),
-            **summarise(r.step_times, move_latencies(
-                r.step_times, [x.applied_at for x in r.results],
-                [x.decided_at for x in r.results])),
-        }
-
-
-async def _prepare(players: int, mode: str, root: str, lam: int) -> list[Any]:
-    from p2p.local_table import make_local_setup
-    from p2p.peer import prepare_folder
-
-    peers = await make_local_setup(players, mode, Path(root), lam=lam)
-    for p in peers:
-        await p.listener.close()  # each process binds its own port again
-        prepare_folder(p.folder, p.roster, p.params, p.seat, p.game_id, p.identity, lam)
-    return [p.folder for p in peers]
-
-
-def bench_processes(players: int, mode: str, bot: str, seed: int, lam: int) -> dict[str, Any]:
-    """The same game with every peer in its own process (``python -m p2p.peer``): what one
-    peer per machine sees, minus the machines (all processes share this host's cores)."""
-    with tempfile.TemporaryDirectory() as root:
-        folders = asyncio.run(_prepare(players, mode, root, lam))
-        t0 = time.perf_counter()
-        procs = [subprocess.Popen([sys.executable, "-m", "p2p.peer", str(f), "--bot", bot,
-                                   "--seed", str(seed)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True) for f in folders]
-        outs = [p.communicate(timeout=900)[0] for p in procs]
-        wall = time.perf_counter() - t0
-        done = []
-        for out in outs:
-            events = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-            done.append(events[-1])
-        if any(d["event"] != "done" for d in done):
-            return {"players": players, "processes": True, "error": done}
-        timings = [d["timings"] for d in done]
-        merged: list[tuple[str, float, int, int]] = []
-        for k, row in enumerate(timings[0]):
-            actor = row[3]
-            src = timings[actor] if actor >= 0 else timings[0]
-            name, at, step, who = src[k] if k < len(src) else row
-            merged.append((name, at, step, who))
-        export = Path(done[0]["export"])
-        report = audit_game(export)
-        return {
-            "players": players, "mode": mode, "bot": bot, "processes": True,
-            "wall_s": round(wall, 2), "target_s": TARGETS.get(players),
-            "steps": done[0]["steps"], "transcript_bytes": export.stat().st_size,
-            "same_hash": len({d["hash"] for d in done}) == 1, "audit_fair": report.fair,
-            **summarise(merged, move_latencies(
-                merged, [d["applied"] for d in done],
-                [{k: t for k, t in d["decided"]} for d in done])),
+            **summarise(r.step_times, move_latencies(r.step_times, applied, decided)),
         }
 
 
@@ -186,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lam", type=int, default=40)
     ap.add_argument("--processes", action="store_true",
-                    help="one OS process per peer (python -m p2p.peer) instead of one process")
+                    help="one OS process per peer (seats 1… run python -m p2p.peer, as "
+                    "silkroad play does) instead of every peer in this process")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--fuzz", type=int, default=0, metavar="N",
                     help="instead: feed N mutated envelopes to a live table and report")
@@ -196,12 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(res, indent=1, default=str))
         return 0 if res.get("unrefused") == 0 and res.get("unchanged") and \
             res["audit_fair"] else 1
-    if args.processes:
-        out = [bench_processes(p, args.mode, args.bot, args.seed, args.lam)
-               for p in args.players]
-    else:
-        out = [asyncio.run(bench_game(p, args.mode, args.bot, args.seed, args.lam))
-               for p in args.players]
+    out = [asyncio.run(bench_game(p, args.mode, args.bot, args.seed, args.lam, args.processes))
+           for p in args.players]
     if args.json:
         print(json.dumps(out, indent=1))
     else:

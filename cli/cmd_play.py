@@ -1,8 +1,8 @@
 """``silkroad play``: you against bots on this machine (or all bots with --headless).
 
 By default every seat is a real peer over loopback (:class:`cli.net_session.NetSession`
-over :mod:`p2p.local_table`): own keys, mental-poker deal, signed transcript that
-``silkroad audit`` checks.  ``--local`` keeps the quick in-process table
+over :mod:`p2p.local_table`), each bot in its own process: own keys, mental-poker deal,
+signed transcript that ``silkroad audit`` checks.  ``--local`` keeps the quick in-process table
 (:class:`cli.local_session.LocalSession`, a trusted dealer, a replayable seed).
 """
 
@@ -72,6 +72,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--transcript", metavar="PATH", default=None,
                    help="where to write the signed game transcript "
                    "(default ./games/<time>-seed<S>.silkroad)")
+    p.add_argument("--one-process", action="store_true",
+                   help="run the bot peers inside this process instead of one process each "
+                   "(slower crypto with several bots: one core does all of it)")
     p.add_argument("--verbose", action="store_true", help="show the network layer's log")
     p.set_defaults(func=run)
 
@@ -243,7 +246,8 @@ def run_networked(args: argparse.Namespace, kind: str, seed: int, players: int) 
     async def go() -> tuple[NetSession, str]:
         session = NetSession(seats, me, local_runner(names, kind, seed, args.shuffle, root,
                                                      delay=args.delay, variant=args.variant,
-                                                     board=args.board))
+                                                     board=args.board,
+                                                     one_process=args.one_process))
         try:
             if me is None:
                 await session.play_to_end()

@@ -1,8 +1,8 @@
 """NetSession: the table UI's :class:`cli.session.TableSession` over a real p2p table.
 
 The human's seat is one real peer (:class:`p2p.lockstep.Table`) with its own keys; the
-other seats are other peers — bot peers in this process for ``silkroad play``, people on
-the LAN for ``host``/``join``.  The session never sees anybody else's goods: the view is
+other seats are other peers — bot peers in their own processes for ``silkroad play``,
+people on the LAN for ``host``/``join``.  The session never sees anybody else's goods: the view is
 the peer's own engine state plus the colours its own ledger decrypted (``Table.hand()``).
 
 How it hooks in without touching the lockstep loop:
@@ -45,7 +45,7 @@ from engine.game import new_game
 from engine.rules import actors, apply, is_simultaneous
 from engine.state import GameState, Phase, make_config
 from engine.view import PlayerView
-from p2p.lockstep import Agent, HumanDecider, Table, TableStopped
+from p2p.lockstep import HumanDecider, Table, TableStopped
 
 POLL = 0.12
 """Seconds between looks at the table's crypto progress and links."""
@@ -73,6 +73,7 @@ RULE_TEXT = {
     "abandoned": "the table was abandoned while waiting for it",
     "false-claim": "it claimed goods it does not hold (cheating)",
     "equivocation": "it sent two different messages for the same slot (cheating)",
+    "peer-exited": "its bot process ended unexpectedly (its log: peers/seatN/…/peer.log)",
 }
 
 
@@ -80,10 +81,9 @@ def quiet_network_logs(verbose: bool = False) -> None:
     """Keep the p2p and crypto loggers off the terminal: a full-screen UI or a JSON line on
     stdout must not be interleaved with "seat 2 down" warnings.  ``verbose`` restores them.
 
-    asyncio's own logger goes too: on Python 3.11 a connection handler cancelled while the
-    listener closes (a peer that crashed and came back) makes asyncio log "Exception in
-    callback … CancelledError" with a traceback, which is noise to a player, not an error
-    of the game (``--verbose`` shows it)."""
+    asyncio's own logger goes too: what it reports (a connection dropped mid-write by a peer
+    that crashed) is noise to a player, not an error of the game (``--verbose`` shows
+    it)."""
     for name in ("p2p", "crypto", "asyncio"):
         lg = logging.getLogger(name)
         lg.propagate = verbose
@@ -401,43 +401,29 @@ class NetSession:
         return f"The table stopped: {who} — {why}"
 
 
-def paced(agent: Agent, delay: float) -> HumanDecider:
-    """A bot as an async decider that waits ``delay`` s before each move.
-
-    The bot peers of ``silkroad play`` share the event loop with the table screen, so the
-    pause must be an ``await`` (a sleep inside ``Agent.choose`` would freeze everyone);
-    :class:`p2p.lockstep.Table` awaits its ``human`` decider, so we install this there."""
-    async def decide(view: PlayerView, legal: list[Action]) -> Action:
-        await asyncio.sleep(delay)
-        return agent.choose(view, legal)
-
-    return decide
-
-
 def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: str,
                  root: str | Path, lam: int = 40, delay: float = 0.0,
-                 variant: str | None = None, board: str | None = None) -> Runner:
-    """``silkroad play``: every seat a real peer on 127.0.0.1 in this process.
+                 variant: str | None = None, board: str | None = None,
+                 one_process: bool = False) -> Runner:
+    """``silkroad play``: every seat a real peer on 127.0.0.1.
 
     Seat 0 is the human when the session has a seat (its table asks the session), the other
-    seats are bot peers; each peer has its own identity, listener, keys and game folder under
-    ``root`` and they only talk over TCP, exactly as on a LAN.  With a human at the table
-    the bots pause ``delay`` s before each move so the human can follow the log.
-    ``variant`` ("reverse") and ``board`` (a board file) are agreed by every peer.
+    seats are bot peers, each in its own process (:mod:`p2p.peer_process`: the crypto of
+    six peers would otherwise queue on one core) or, with ``one_process``, in this one; each
+    peer has its own identity, listener, keys and game folder under ``root`` and they only
+    talk over TCP, exactly as on a LAN.  With a human at the table the bots pause ``delay``
+    s before each move so the human can follow the log.  ``variant`` ("reverse") and
+    ``board`` (a board file) are agreed by every peer.
     """
     from p2p.local_table import run_local_game
 
     async def run(human: HumanDecider | None, attach: Attach) -> RunOutcome:
-        def on_tables(tables: list[Table]) -> None:
-            if human is not None and delay > 0:
-                for t in tables[1:]:
-                    if t.agent is not None:
-                        t.human = paced(t.agent, delay)
-            attach(tables[0])
-
         res = await run_local_game(len(names), bot_kind, seed, shuffle_mode, root, human,
                                    lam=lam, audit=False, names=list(names),
-                                   on_tables=on_tables, variant=variant, board=board)
+                                   on_tables=lambda tables: attach(tables[0]),
+                                   variant=variant, board=board,
+                                   pace=delay if human is not None else 0.0,
+                                   bot_processes=not one_process)
         return RunOutcome(res.transcript, res.wall_time)
 
     return run

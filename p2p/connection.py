@@ -205,6 +205,15 @@ class Listener:
         if task is not None:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        try:
+            await self._serve(reader, writer)
+        except asyncio.CancelledError:
+            # close() cancels connections in progress.  Not re-raised: Python 3.11's stream
+            # server callback calls exception() on this task and would print the
+            # cancellation as an "Exception in callback" traceback.
+            writer.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
         addr = f"{peer[0]}:{peer[1]}" if peer else "?"
         if self._pending >= self.max_pending:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crypto import group as g
 from engine.bots import make_bot
 
 from .connection import Listener
@@ -34,9 +35,13 @@ from .game_audit import GameAuditReport, audit_game
 from .identity import Identity
 from .lockstep import HumanDecider, Table, TableResult, TableSetup
 from .mesh import Mesh, RosterEntry
-from .store import GameStore, game_folder
+from .pacing import paced
+from .peer_process import PeerProcess, spawn, stop, wait_all, watch
+from .store import GameStore, Secrets, game_folder
 
 LOOPBACK = "127.0.0.1"
+CHILD_FINISH = 30.0
+"""Seconds bot children get to finish after seat 0's table ended (they end together)."""
 
 
 @dataclass
@@ -70,6 +75,8 @@ class LocalGameResult:
     audit: GameAuditReport | None
     results: list[TableResult] = field(default_factory=list)
     step_times: list[tuple[str, float, int, int]] = field(default_factory=list)
+    #: with ``bot_processes``: each child's final ``done`` event (seats 1…, :mod:`p2p.peer`)
+    peer_events: list[dict[str, Any]] = field(default_factory=list)
 
 
 async def make_local_setup(players: int, shuffle_mode: str, root: Path,
@@ -100,6 +107,17 @@ async def make_local_setup(players: int, shuffle_mode: str, root: Path,
         peers.append(LocalPeer(i, ids[i], listeners[i], roster, params, gid, folder,
                                board=spec))
     return peers
+
+
+def prepare_folder(folder: Path, roster: list[RosterEntry], params: GameParams, seat: int,
+                   game_id: bytes, identity: Identity, lam: int = 40,
+                   board: str = DEFAULT_BOARD) -> GameStore:
+    """Write ``meta.json`` and the initial ``secrets.bin`` (identity, fresh ElGamal key) so
+    a peer process (:mod:`p2p.peer`) can play this seat from the folder alone."""
+    store = GameStore(folder)
+    store.create(roster, params, seat, game_id, lam, board)
+    store.save_secrets(Secrets(identity.to_bytes(), g.random_scalar(), None))
+    return store
 
 
 def table_setup(roster: list[RosterEntry], params: GameParams, seat: int, game_id: bytes,
@@ -153,54 +171,95 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
                          audit: bool = True, names: list[str] | None = None,
                          on_tables: Callable[[list[Table]], None] | None = None,
                          variant: str | None = None,
-                         board: str | os.PathLike[str] | None = None) -> LocalGameResult:
+                         board: str | os.PathLike[str] | None = None,
+                         pace: float = 0.0, bot_processes: bool = False) -> LocalGameResult:
     """Play one complete game among ``players`` local peers (seat 0 is ``human`` if given).
 
     ``bots`` is one bot kind for everyone or a list per seat (a kind such as "heuristic",
     or any object with ``choose(view, legal)``).  Returns scores, winners, each
     peer's final state hash (they must all be equal), wall time and the transcript path
     (seat 0's ``game.silkroad``), audited when ``audit`` is true.  ``names`` name the
-    seats in the roster; ``on_tables(tables)`` is called once every table is built and
-    before play starts, so a UI can watch seat 0's table (``on_step``, ``hand()``, mesh).
-    ``variant`` ("reverse", or None/"normal"/"base") and ``board`` (path of a board JSON
-    file, None for the built-in board) choose the rules every peer plays and audits.
+    seats in the roster; ``on_tables(tables)`` is called once every table of this process
+    is built and before play starts, so a UI can watch seat 0's table (``on_step``,
+    ``hand()``, mesh).  ``variant`` ("reverse", or None/"normal"/"base") and ``board`` (path
+    of a board JSON file, None for the built-in board) choose the rules every peer plays
+    and audits.  Bots wait ``pace`` s before each move.
+
+    ``bot_processes``: seats 1… run as child processes (:mod:`p2p.peer_process`; bot kinds
+    must then be names) so the peers use every core; only seat 0's table is in this process
+    (``results`` covers it alone, ``peer_events`` holds the children's final reports).
     """
     kinds: list[Any] = [bots] * players if isinstance(bots, str) else list(bots)
+    if bot_processes and not all(isinstance(k, str) for k in kinds[1:]):
+        raise ValueError("bot_processes needs bot kinds given by name")
     t0 = time.perf_counter()
     peers = await make_local_setup(players, shuffle_mode, Path(folder), lam=lam, names=names,
                                    variant=variant or "base", board=board)
+    # with a human at the table nobody gives up on a slow decision: the UI can call
+    # ``Table.abandon`` instead
+    abandon = float("inf") if human else 60.0
+    children: list[PeerProcess] = []
     tables = []
-    for p in peers:
-        kind = kinds[p.seat]
-        agent = make_bot(kind, seed * 1000 + p.seat) if isinstance(kind, str) else kind
-        # with a human at the table nobody gives up on a slow decision: the UI can call
-        # ``Table.abandon`` instead
-        tables.append(await start_peer(p, agent, human if p.seat == 0 else None, lam=lam,
-                                       abandon_timeout=float("inf") if human else 60.0))
-    if on_tables is not None:
-        on_tables(tables)
     try:
-        results = await asyncio.gather(*(t.run() for t in tables))
-    finally:
         for p in peers:
-            with contextlib.suppress(Exception):
-                await finish_peer(p)
+            kind = kinds[p.seat]
+            if bot_processes and p.seat > 0:
+                await p.listener.close()  # the child binds this port again
+                prepare_folder(p.folder, p.roster, p.params, p.seat, p.game_id, p.identity,
+                               lam, p.board)
+                children.append(await spawn(p.seat, p.folder, kind, seed, pace=pace,
+                                            abandon=abandon))
+                continue
+            agent = make_bot(kind, seed * 1000 + p.seat) if isinstance(kind, str) else kind
+            decider = human if p.seat == 0 else (paced(agent, pace) if pace > 0 else None)
+            tables.append(await start_peer(p, agent, decider, lam=lam,
+                                           abandon_timeout=abandon))
+        if on_tables is not None:
+            on_tables(tables)
+
+        def child_gone(c: PeerProcess, ev: dict[str, Any]) -> None:
+            # our table would only stall on the missing seat: stop it with the child's word
+            culprit = ev.get("culprit") if ev["event"] == "stopped" else c.seat
+            tables[0].stop(culprit if isinstance(culprit, int) else None,
+                           str(ev.get("rule", "peer-exited")),
+                           f"seat {c.seat}'s peer process ended early: {ev.get('detail', ev)}")
+
+        watcher = asyncio.ensure_future(watch(children, child_gone)) if children else None
+        try:
+            results = await asyncio.gather(*(t.run() for t in tables))
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+            for p in peers[:len(tables)]:
+                with contextlib.suppress(Exception):
+                    await finish_peer(p)
+        ends = await wait_all(children, CHILD_FINISH)
+    finally:
+        await asyncio.gather(*(stop(c) for c in children))
+    hashes = [r.state_hash for r in results]
+    for end in ends:
+        if end["event"] != "done":
+            raise RuntimeError(f"bot peer of seat {end.get('seat')} did not finish: {end}")
+        hashes.append(bytes.fromhex(end["hash"]))
+    times = [t.step_times for t in tables] + [[tuple(x) for x in e["timings"]] for e in ends]
     wall = time.perf_counter() - t0
     export = results[0].export
     assert export is not None
     report = audit_game(export) if audit else None
-    return LocalGameResult(results[0].scores, results[0].winners,
-                           [r.state_hash for r in results], wall, export,
+    return LocalGameResult(results[0].scores, results[0].winners, hashes, wall, export,
                            export.stat().st_size, len(results[0].transcript), report,
-                           list(results), actor_step_times(tables))
+                           list(results), actor_step_times(times), ends)
 
 
-def actor_step_times(tables: list[Table]) -> list[tuple[str, float, int, int]]:
+def actor_step_times(per_seat: list[list[tuple[str, float, int, int]]],
+                     ) -> list[tuple[str, float, int, int]]:
     """Per step, the timing seen by the peer that acted (its decision time excluded), so a
-    bot's think time on another peer of this process does not count as network latency."""
+    bot's think time on another peer does not count as network latency.  ``per_seat``:
+    each seat's ``step_times`` (a table's, or a child peer's ``timings``)."""
     out = []
-    for k, row in enumerate(tables[0].step_times):
+    for k, row in enumerate(per_seat[0]):
         actor = row[3]
-        src = tables[actor].step_times if actor >= 0 else tables[0].step_times
-        out.append(src[k] if k < len(src) else row)
+        src = per_seat[actor] if actor >= 0 else per_seat[0]
+        name, dt, ops, who = src[k] if k < len(src) else row
+        out.append((name, dt, ops, who))
     return out

@@ -5,6 +5,10 @@ params, our seat) and ``secrets.bin`` (our identity and ElGamal key).  If the fo
 holds a transcript the peer *resumes* — so restarting a killed peer is simply running the
 same command again.  Progress is printed as JSON lines (``started``, ``done`` with the final
 state hash and scores, or ``stopped`` naming the culprit) for tests and the CLI.
+
+``--pace S`` makes the bot wait S seconds before each move (a person at the table can follow
+the log); ``--watch-stdin`` makes the peer leave when its stdin closes — how
+:mod:`p2p.peer_process` keeps bot children from outliving the player's process.
 """
 
 from __future__ import annotations
@@ -17,39 +21,49 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from crypto import group as g
 from engine.bots import make_bot
 
-from .identity import Identity
 from .lockstep import TableStopped
-from .mesh import RosterEntry
 from .netgame import resume_folder
-from .store import GameStore, Secrets
+from .pacing import paced
+from .store import GameStore
 
 
 def emit(**fields: Any) -> None:
     print(json.dumps(fields), flush=True)
 
 
-def prepare_folder(folder: Path, roster: list[RosterEntry], params: Any, seat: int,
-                   game_id: bytes, identity: Identity, lam: int = 40) -> GameStore:
-    """Write ``meta.json`` and the initial ``secrets.bin`` for one peer's process."""
-    store = GameStore(folder)
-    store.create(roster, params, seat, game_id, lam)
-    store.save_secrets(Secrets(identity.to_bytes(), g.random_scalar(), None))
-    return store
+async def _leave_when_orphaned(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` once stdin reaches end of file (the parent closed it or died)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while await reader.read(4096):
+        pass
+    task.cancel()
 
 
-async def run_peer(folder: Path, bot: str, seed: int, abandon: float) -> int:
+async def run_peer(folder: Path, bot: str, seed: int, abandon: float, pace: float = 0.0,
+                   watch_stdin: bool = False) -> int:
     store = GameStore(folder)
     _roster, _params, seat, _gid = store.load_meta()
     emit(event="started", seat=seat, resumed=store.transcript_path.exists())
+    agent = make_bot(bot, seed * 1000 + seat)
+    play = asyncio.ensure_future(resume_folder(
+        folder, agent, paced(agent, pace) if pace > 0 else None, abandon_timeout=abandon))
+    watch = asyncio.ensure_future(_leave_when_orphaned(play)) if watch_stdin else None
     try:
-        result = await resume_folder(folder, make_bot(bot, seed * 1000 + seat),
-                                     abandon_timeout=abandon)
+        result = await play
+    except asyncio.CancelledError:
+        emit(event="stopped", seat=seat, culprit=None, rule="left",
+             detail="the parent process closed our stdin")
+        return 3
     except TableStopped as exc:
         emit(event="stopped", seat=seat, culprit=exc.culprit, rule=exc.rule, detail=exc.detail)
         return 1
+    finally:
+        if watch is not None:
+            watch.cancel()
     emit(event="done", seat=seat, hash=result.state_hash.hex(), scores=result.scores,
          steps=result.steps, export=str(result.export),
          timings=[list(t) for t in result.step_times], applied=result.applied_at,
@@ -63,10 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bot", default="heuristic")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--abandon", type=float, default=120.0)
+    ap.add_argument("--pace", type=float, default=0.0, help="seconds before each bot move")
+    ap.add_argument("--watch-stdin", action="store_true", help="leave when stdin closes")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR)
-    return asyncio.run(run_peer(args.folder, args.bot, args.seed, args.abandon))
+    return asyncio.run(run_peer(args.folder, args.bot, args.seed, args.abandon, args.pace,
+                                args.watch_stdin))
 
 
 if __name__ == "__main__":

@@ -70,13 +70,16 @@ def _command() -> str:
 @pytest.mark.timeout(60)
 def test_networked_play_in_a_real_terminal(tmux: tuple[list[str], str], tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    """``silkroad play`` with real peers: the deal's progress line, the table, one action
-    by key, then q/y leaves with exit code 0 and one line saying where the game folder is
-    and that ``silkroad audit`` checks the part played (which it then does)."""
+    """``silkroad play`` with real peers (bots in their own processes): the deal's progress
+    line (a verified deal: with bot processes an audit-mode deal is too quick to catch),
+    the table, one action by key, then q/y leaves with exit code 0 and one line saying
+    where the game folder is and that ``silkroad audit`` checks the part played (which it
+    then does)."""
     base, _ = tmux
     done = tmp_path / "exit-code"
-    shell = (f"cd {tmp_path} && {_command()} play --bots 2 --seed 1 --shuffle audit --name Ann "
-             f"--delay 0 --transcript {tmp_path / 'g.silkroad'}; echo $? > {done}; sleep 30")
+    shell = (f"cd {tmp_path} && {_command()} play --bots 2 --seed 1 --shuffle verified "
+             f"--name Ann --delay 0 --transcript {tmp_path / 'g.silkroad'}; "
+             f"echo $? > {done}; sleep 30")
     _start(base, shell)
     progress = ""
     end = time.monotonic() + 30

@@ -16,8 +16,7 @@ import pytest
 from table_kit import LAM, run
 
 from p2p.game_audit import audit_game
-from p2p.local_table import make_local_setup
-from p2p.peer import prepare_folder
+from p2p.local_table import make_local_setup, prepare_folder
 
 
 async def _folders(root: Path, players: int) -> list[Path]:

@@ -1,0 +1,25 @@
+"""Bots that pause before each move, so a person at the table can follow the log."""
+
+from __future__ import annotations
+
+import asyncio
+
+from engine.actions import Action
+from engine.driver import Agent
+from engine.view import PlayerView
+
+from .lockstep import HumanDecider
+
+
+def paced(agent: Agent, delay: float) -> HumanDecider:
+    """A bot as an async decider that waits ``delay`` s before each move.
+
+    Peers may share an event loop (the player's peer and the table screen, or every peer
+    with ``silkroad play --one-process``), so the pause must be an ``await``: a sleep inside
+    ``Agent.choose`` would freeze everyone.  :class:`p2p.lockstep.Table` awaits its
+    ``human`` decider, so the paced bot is installed there."""
+    async def decide(view: PlayerView, legal: list[Action]) -> Action:
+        await asyncio.sleep(delay)
+        return agent.choose(view, legal)
+
+    return decide
