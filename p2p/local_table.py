@@ -236,6 +236,9 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
         ends = await wait_all(children, CHILD_FINISH)
     finally:
         await asyncio.gather(*(stop(c) for c in children))
+        for p in peers:  # listeners of seats never started (a failed spawn), idempotent
+            with contextlib.suppress(Exception):
+                await p.listener.close()
     hashes = [r.state_hash for r in results]
     for end in ends:
         if end["event"] != "done":

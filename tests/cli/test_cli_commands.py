@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,42 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert exc.value.code == 0
     assert capsys.readouterr().out.startswith("silkroad ")
+
+
+def _networked_json(out: dict, transcript: Path, players: int) -> None:
+    """What ``silkroad play --headless --json`` promises a script (issue: p2p commands)."""
+    assert out["players"] == players and out["transcript"] == str(transcript)
+    assert out["verdict"] == "fair" and out["audit"]["fair"] and out["wall_time_s"] > 0
+    assert set(out["winners"]) <= set(out["names"]) and len(out["scores"]) == players
+    assert out["audit"]["scores"] == [s["total"] for s in out["scores"]]
+    assert transcript.is_file()
+
+
+@pytest.mark.timeout(120)
+def test_networked_headless_json_with_bot_processes(tmp_path: Path) -> None:
+    """The installed command as a script runs it: every bot peer its own process."""
+    t = tmp_path / "g.silkroad"
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli.main", "play", "--headless", "--json", "--bots", "2",
+         "--seed", "3", "--shuffle", "audit", "--transcript", str(t)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=110,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.returncode == 0, proc.stderr
+    _networked_json(json.loads(proc.stdout), t, 3)
+    logs = list(tmp_path.rglob("peer.log"))
+    assert len(logs) == 2 and all(p.read_text() == "" for p in logs)  # quiet children
+
+
+@pytest.mark.timeout(120)
+def test_networked_headless_json_in_one_process(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    t = tmp_path / "g.silkroad"
+    assert main(["play", "--headless", "--json", "--bots", "2", "--seed", "5", "--shuffle",
+                 "audit", "--one-process", "--transcript", str(t)]) == 0
+    _networked_json(json.loads(capsys.readouterr().out), t, 3)
+    assert not list(tmp_path.rglob("peer.log"))
+    # the transcript is self-contained: the offline audit agrees
+    assert main(["audit", str(t), "--json"]) == 0
 
 
 def test_headless_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
