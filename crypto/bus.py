@@ -14,7 +14,8 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from .errors import CheatDetected
 from .protocols.base import Body
@@ -22,6 +23,8 @@ from .session import TokenSession
 from .transcript import Signer, TranscriptLog
 
 CRYPTO_KIND = "crypto"
+
+_T = TypeVar("_T")
 
 
 class Stalled(Exception):
@@ -50,7 +53,7 @@ class LocalBus:
         self.sent_bytes = [0] * n
         self.intercept: Callable[[int, Body], list[Body]] | None = None
 
-    def _timed(self, party: int, fn: Callable[[], list[Body]]) -> list[Body]:
+    def _timed(self, party: int, fn: Callable[[], _T]) -> _T:
         t0 = time.process_time()
         try:
             return fn()
@@ -73,7 +76,7 @@ class LocalBus:
     def run(self, start: Callable[[TokenSession], list[Body]]) -> list[Any]:
         """Start the same op on every session, deliver until quiet; return the ops."""
         for i, s in enumerate(self.sessions):
-            self._post(i, self._timed(i, lambda s=s: start(s)))
+            self._post(i, self._timed(i, partial(start, s)))
         self.pump()
         waiting = {i: s.waiting_for() for i, s in enumerate(self.sessions) if s.busy}
         if waiting:
@@ -85,18 +88,16 @@ class LocalBus:
         while self.queue:
             sender, body = self.queue.popleft()
             if self.sign:
-                wire = self._timed(sender, lambda s=sender, b=body:
-                                   [self.signers[s].sign(CRYPTO_KIND, b)])[0]
+                wire = self._timed(sender, partial(self.signers[sender].sign, CRYPTO_KIND, body))
                 self.transcript.append(wire)
                 self.sent_bytes[sender] += len(wire)
             for i, s in enumerate(self.sessions):
                 if i == sender:
                     continue
                 if self.sign:
-                    env = self._timed(
-                        i, lambda i=i, w=wire, snd=sender: [self.logs[i].add(w, via=snd)])[0]
+                    env = self._timed(i, partial(self.logs[i].add, wire, via=sender))
                     body = env.body
                 try:
-                    self._post(i, self._timed(i, lambda s=s, b=body, snd=sender: s.receive(snd, b)))
+                    self._post(i, self._timed(i, partial(s.receive, sender, body)))
                 except CheatDetected:
                     raise

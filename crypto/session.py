@@ -20,7 +20,7 @@ ops from the headers of the messages it is fed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from . import group as g
 from .coinflip import CoinFlip
@@ -43,6 +43,23 @@ OPS: dict[str, type[Op]] = {
                 Transfer, CoinFlip, RevealSecrets)
 }
 MAX_BUFFERED = 10_000
+
+
+class CompletedOp(Protocol):
+    """What a completed op in :attr:`TokenSession.history` offers: a live :class:`Op`, or
+    the :class:`_DoneOp` record a restored session keeps in its place."""
+
+    name: str
+    index: int
+    args: list[Any]
+    result: dict[str, Any]
+    private: dict[str, Any]
+    done: bool
+    started: bool
+
+    def header(self) -> list[Any]: ...
+
+    def waiting_for(self) -> list[int]: ...
 
 
 def parse_body(body: object) -> tuple[int, str, list[Any], str, Any]:
@@ -78,7 +95,7 @@ class TokenSession:
         self.ledger = Ledger(n)
         self.ops = dict(OPS, **(op_classes or {}))
         self.current: Op | None = None
-        self.history: list[Op] = []
+        self.history: list[CompletedOp] = []
         self.failed: CheatDetected | None = None
         self.closed = False
         self._buffer: dict[int, list[tuple[int, Body]]] = {}
@@ -117,7 +134,7 @@ class TokenSession:
         """Parties whose messages the running op awaits (empty when idle)."""
         return self.current.waiting_for() if self.current else []
 
-    def last(self) -> Op:
+    def last(self) -> CompletedOp:
         """The most recently completed op."""
         if not self.history:
             raise ProtocolStateError("no op has completed")
@@ -488,10 +505,10 @@ class _GraphCodec:
             out_s.update(self._dec(x, memo) for x in n[2])
             return out_s
         if tag == "O":
-            cls = self.classes.get(n[2])
+            cls: type[object] | None = self.classes.get(n[2])
             if cls is None:
                 raise MalformedInput(f"bad session snapshot: class {n[2]!r:.80} not allowed")
-            obj = cls.__new__(cls)
+            obj: Any = cls.__new__(cls)
             memo[nid] = obj
             if not hasattr(obj, "on_done") and issubclass(cls, Op):
                 obj.on_done = []

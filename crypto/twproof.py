@@ -173,10 +173,10 @@ def prove(inp: Sequence[Ciphertext], out: Sequence[Ciphertext], perm: Sequence[i
         wp = [rs() for _ in range(n)]
         t1 = _base(_sb(w1))
         t2 = _base(_sb(w2))
-        t3 = _sum([_mul(x, h) for x, h in zip(wp, hs, strict=True)], _base(_sb(w3)))
-        t4a = _sub(_sum([_mul(x, ct[0]) for x, ct in zip(wp, out, strict=True)]),
+        t3 = _total([_mul(x, h) for x, h in zip(wp, hs, strict=True)], _base(_sb(w3)))
+        t4a = _sub(_total([_mul(x, ct[0]) for x, ct in zip(wp, out, strict=True)]),
                    _base(_sb(w4)))
-        t4b = _sub(_sum([_mul(x, ct[1]) for x, ct in zip(wp, out, strict=True)]),
+        t4b = _sub(_total([_mul(x, ct[1]) for x, ct in zip(wp, out, strict=True)]),
                    _mul(w4, joint))
         that = []
         prev = _H0

@@ -87,7 +87,7 @@ class Sell(NamedTuple):
 class Buy(NamedTuple):
     """Buyer: ask the bag for ``count`` goods of the tile's colour."""
 
-    count: int
+    count: int  # type: ignore[assignment]  # wire/API field name; shadows tuple.count
 
 
 class Trade(NamedTuple):
@@ -140,7 +140,7 @@ class Withdrawn(NamedTuple):
 class Stolen(NamedTuple):
     """Index of the taken good in the victim's re-shuffled goods."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # wire/API field name; shadows tuple.index
 
 
 class FinalReveal(NamedTuple):
@@ -219,11 +219,12 @@ def _hash(self: tuple[Any, ...]) -> int:
 
 # NamedTuples compare as plain tuples, so ``Decline() == ExchangeDone()`` and
 # ``Bid(3) == Move(3)`` would be True: any ``action in legal`` check would confuse kinds.
-# Actions of different types are never equal.
+# Actions of different types are never equal. The methods are patched onto the classes on
+# purpose (plain functions: no per-call overhead), hence the ignores.
 for _cls in ACTION_TYPES:
-    _cls.__eq__ = _eq
-    _cls.__ne__ = _ne
-    _cls.__hash__ = _hash
+    _cls.__eq__ = _eq  # type: ignore[method-assign,assignment]  # deliberate patch, see above
+    _cls.__ne__ = _ne  # type: ignore[method-assign,assignment]  # deliberate patch, see above
+    _cls.__hash__ = _hash  # type: ignore[method-assign,assignment]  # deliberate patch
 
 # Field kinds for strict decoding: "i" int, "b" bytes, "I" tuple of ints, "II" tuple of tuples.
 _FIELDS: dict[type, tuple[str, ...]] = {

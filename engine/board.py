@@ -39,7 +39,7 @@ class Board(NamedTuple):
     digest: bytes
     reverse: bool = False
 
-    def index(self, name: str) -> int:
+    def index(self, name: str) -> int:  # type: ignore[override]  # deliberately shadows tuple.index
         """City index by name (case-insensitive, ignoring apostrophes)."""
         key = _norm(name)
         for i, c in enumerate(self.cities):

@@ -252,9 +252,9 @@ def _perform_options(s: GameState, seat: int, hand: Hand) -> list[Action]:
                 cur = first[c]
                 if cur is None or key < cur:
                     first[c] = key
-            for c, key in enumerate(first):
-                if key is not None:
-                    opts.extend(_exchange_pairs(key[1], c))
+            for c, best in enumerate(first):
+                if best is not None:
+                    opts.extend(_exchange_pairs(best[1], c))
         return opts
     if not s.crook_used or s.trades_done > 0:
         opts.append(_DECLINE)

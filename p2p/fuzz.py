@@ -86,8 +86,8 @@ def mutations(wires: list[bytes], rng: random.Random, count: int, key: Ed25519Pr
                 e[1] = b"\x00" * 32
             yield ENV_TAG + _resign(key, e)
         elif kind == 6:  # bad contents re-signed by a real key far beyond the hold-back window
-            body = rng.choice([["not", "an", "action"], [1, b"\xc1"], [b"x"] * 5, None,
-                               [0, "op", [], "s", None]])
+            body: list[Any] | None = rng.choice([["not", "an", "action"], [1, b"\xc1"],
+                                                 [b"x"] * 5, None, [0, "op", [], "s", None]])
             e = [VERSION, game_id, seat, 10**6 + rng.randrange(10**6), bytes(32),
                  rng.choice(["action", "ack", "crypto", "abort", "zzz"]), body]
             yield ENV_TAG + _resign(key, e)

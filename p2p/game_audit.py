@@ -164,8 +164,8 @@ class EngineReplay:
         while True:
             if not queue:
                 raise _NeedMore
-            ev = queue[0]
-            env = ev.envelope
+            aev = queue[0]
+            env = aev.envelope
             if env.sender != actor:
                 queue.popleft()  # refused live: out of turn
                 continue
@@ -179,7 +179,7 @@ class EngineReplay:
             break
         if isinstance(a, Sell):
             assert s.tile is not None
-            self._claim(actor, a.handles, (s.tile.colour,) * len(a.handles), ev.index)
+            self._claim(actor, a.handles, (s.tile.colour,) * len(a.handles), aev.index)
         queue.popleft()
         return a
 

@@ -105,6 +105,12 @@ def action_body_ok(body: Any) -> bool:
             and (len(body) == 2 or isinstance(body[2], bytes)))
 
 
+def _release(fut: asyncio.Future[None]) -> None:
+    """Timer callback of :meth:`Table.wait`: wake the sleeper unless it was woken already."""
+    if not fut.done():
+        fut.set_result(None)
+
+
 PROOF_RULES = ("equivocation", "bad-chain")
 """Abort rules proved by two signed envelopes (:class:`EquivocationProof`)."""
 
@@ -674,8 +680,7 @@ class Table:
             limit = self.stall_timeout if not warned else self.abandon_timeout
             fut: asyncio.Future[None] = loop.create_future()
             self._waiter = fut
-            timer = loop.call_later(max(0.01, min(limit - waited, 1.0)),
-                                    lambda f=fut: f.done() or f.set_result(None))
+            timer = loop.call_later(max(0.01, min(limit - waited, 1.0)), _release, fut)
             try:
                 await fut
             finally:
@@ -1020,9 +1025,9 @@ class Table:
         if self.store is not None:
             self.store.append(wire, durable=False)
         self._dispatch(env)
-        held = self._early.get(sender)
-        if held:
-            nxt = held.pop(seq + 1, None)
+        early = self._early.get(sender)
+        if early:
+            nxt = early.pop(seq + 1, None)
             if nxt is not None:
                 self._nearly -= 1
                 self.accept(*nxt)

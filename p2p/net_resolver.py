@@ -18,6 +18,7 @@ A false claim stops the table naming the claimant.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from engine.actions import (
@@ -76,7 +77,7 @@ class NetResolver:
                     continue
                 handles = list(t.zones.hands[p])
                 everything = list(range(len(handles)))
-                op = await t.op(lambda p=p, pos=everything: ses.open(p, pos), "open")
+                op = await t.op(functools.partial(ses.open, p, everything), "open")
                 by_handle = {h: COLOUR_OF[lab] for h, lab in zip(handles, op.result["labels"],
                                                                   strict=True)}
                 colours.append(tuple(by_handle[h] for h in s.goods[p]))

@@ -152,13 +152,15 @@ class Op:
         out: list[Body] = []
         while not self.done:
             st = self.steps[self._cur]
-            mine = (st.name, self.ctx.me)
-            if self.ctx.me in st.senders and mine not in self._made:
-                # Produced as soon as the step is current: parallel steps cost one round.
-                self._made.add(mine)
-                payload = getattr(self, "make_" + st.name.rstrip("0123456789_"))(st)
-                self._inbox[mine] = payload
-                out.append([*self.header(), st.name, payload])
+            me = self.ctx.me
+            if me in st.senders:  # never for an observer (me None): narrows me to int
+                mine = (st.name, me)
+                if mine not in self._made:
+                    # Produced as soon as the step is current: parallel steps cost one round.
+                    self._made.add(mine)
+                    payload = getattr(self, "make_" + st.name.rstrip("0123456789_"))(st)
+                    self._inbox[mine] = payload
+                    out.append([*self.header(), st.name, payload])
             while self._pos < len(st.senders):
                 sender = st.senders[self._pos]
                 key = (st.name, sender)

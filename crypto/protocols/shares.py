@@ -18,13 +18,14 @@ from ..errors import CheatDetected, MalformedInput, ProtocolStateError
 from .base import Op, check_list
 
 
-def make_shares(op: Op, points: Sequence[g.Point], purpose: str) -> list[list[bytes]]:
-    """``[[D, proof], …]`` for the given ``A`` points (this party's key)."""
+def make_shares(op: Op, points: Sequence[g.Point], purpose: str) -> list[list[Any]]:
+    """``[[D, proof], …]`` for the given ``A`` points (this party's key); ``D`` is a point,
+    ``proof`` the DLEQ proof ``[c, z]`` (a list of bytes)."""
     ctx = op.ctx
     if ctx.x is None or ctx.me is None:
         raise ProtocolStateError("an observer cannot produce shares")
     y = ctx.keys[ctx.me]
-    out = []
+    out: list[list[Any]] = []
     for j, a in enumerate(points):
         d = g.mul(ctx.x, a)
         out.append([d, dleq.prove(ctx.x, g.G, y, a, d, op.dleq_ctx(ctx.me, purpose, j))])

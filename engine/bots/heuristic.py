@@ -178,12 +178,12 @@ class _Eval:
             kc = [0] * NCOLOURS
             unknown = 0
             for h in goods[p]:
-                c = known_get(h)
-                if c is None:
+                col = known_get(h)
+                if col is None:
                     unknown += 1
                 else:
-                    kc[c] += 1
-                    seen[c] += 1
+                    kc[col] += 1
+                    seen[col] += 1
             rivals.append((p, kc, unknown))
         rest = [GOODS_PER_COLOUR - k if k < GOODS_PER_COLOUR else 0 for k in seen]
         total = sum(rest) or 1
