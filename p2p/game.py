@@ -38,9 +38,10 @@ SHUFFLE_MODES = ("verified", "audit")
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
 NONCE_LEN = 32
-AUDITABLE_VERSIONS = (1, PROTOCOL_VERSION)
+AUDITABLE_VERSIONS = (1, 2, PROTOCOL_VERSION)
 """Protocol versions whose transcripts we read and audit (the envelopes, crypto and engine
-actions of version 1 are those of version 2; only the ack schedule differs)."""
+actions of version 1 are those of version 2; only the ack schedule differs.  Version 3
+changed only the handshake's join-code check, not what a game records)."""
 WORD_COUNT = 5
 
 

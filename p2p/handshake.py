@@ -5,9 +5,13 @@ table, ``b"mesh/" + game_id`` for a link of a running game)::
 
     M1  D→A  ["hello", version, purpose, pk_D, eph_D, nonce_D, inc_D]      plaintext
     M2  A→D  ["hello-ack", pk_A, eph_A, nonce_A, inc_A, sig_A]              plaintext
-    M3  D→A  ["hello-auth", sig_D, mac_D | nil]                             plaintext
-    M4  A→D  ["welcome", mac_A | nil]  or  ["refuse", reason]               encrypted
+    M3  D→A  ["hello-auth", sig_D, Y_D | nil]                               plaintext
+   (M3a A→D  ["pake", Y_A, proof_A]                                         encrypted
+    M3b D→A  ["pake-confirm", proof_D]                                      encrypted)
+    M4  A→D  ["welcome", nil]  or  ["refuse", reason]                       encrypted
     any step before keys exist: A→D ["refuse", reason] plaintext, then close
+
+M3a/M3b only when the table has a join code.
 
 * ``pk`` are the per-game Ed25519 identity keys; ``eph`` are fresh X25519 keys; ``nonce`` 32
   random bytes; ``inc`` a 16-byte *incarnation* id (new each time a process starts), which
@@ -17,9 +21,10 @@ table, ``b"mesh/" + game_id`` for a link of a running game)::
   ``"…/acceptor" ‖ T`` and ``sig_D`` signs ``"…/dialer" ‖ T``: each signature covers both
   fresh nonces, so a recorded hello replayed on a new connection does not verify, and the
   role tags stop a signature from being reflected back.
-* Join code: ``mac_X = HMAC-SHA256(K, role ‖ T)`` with ``K = scrypt(code, salt = host key)``.
-  D proves knowledge first (M3); A only answers with its own MAC in M4 once D's MAC is good,
-  so a peer that merely connects learns nothing it could test code guesses against.
+* Join code: a PAKE (CPace, :mod:`p2p.join_pake`) on ``K = scrypt(code, salt = host key)``
+  and ``T``: ``Y`` are the code-derived shares, ``proof`` the key confirmations.  Neither a
+  bystander who records a join nor a peer (or fake table) that runs one can test code
+  guesses offline: one guess per connection, and A welcomes D only after D's proof.
 * Session keys: ``HKDF-SHA256(X25519(eph_D, eph_A), salt=T)`` → one ChaCha20-Poly1305 key
   per direction, counter nonces.  Everything after M3 is encrypted and authenticated, so a
   LAN attacker can neither read private messages (e.g. decryption shares addressed to one
@@ -30,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import hmac
 import os
 import unicodedata
 from collections.abc import Callable
@@ -47,9 +51,11 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from .errors import FramingError, HandshakeError
 from .framing import HANDSHAKE_LIMITS, frame, pack, read_frame, unpack
 from .identity import KEY_LEN, SIG_LEN, Identity, fingerprint, is_signing_key, verify
+from .join_pake import ACCEPTOR, DIALER, CodeExchange, proof, proof_ok
 
-PROTOCOL_VERSION = 2
-"""2: cumulative acks (p2p.ack_chain); 1: an ack after every step."""
+PROTOCOL_VERSION = 3
+"""3: the join code is checked by a PAKE (p2p.join_pake); 2: cumulative acks
+(p2p.ack_chain); 1: an ack after every step.  Games of 2 and 3 record the same transcript."""
 DOMAIN = "silkroad/p2p/handshake/v1"
 NONCE_LEN = 32
 INCARNATION_LEN = 16
@@ -200,8 +206,10 @@ def _session(
     return (d2a, a2d) if dialer else (a2d, d2a)
 
 
-def _mac(key: bytes, role: bytes, transcript: bytes) -> bytes:
-    return hmac.new(key, role + transcript, hashlib.sha256).digest()
+async def _recv_sealed(reader: asyncio.StreamReader, recv: Cipher) -> Any:
+    """The next encrypted handshake message."""
+    payload = await read_frame(reader, HANDSHAKE_LIMITS.max_frame)
+    return unpack(recv.open(payload), HANDSHAKE_LIMITS)
 
 
 async def dial_handshake(
@@ -243,23 +251,28 @@ async def dial_handshake(
     if not verify(pk_a, sig_a, _SIG_ACCEPTOR + t):
         raise HandshakeError("acceptor's hello signature does not verify")
     send, recv = _session(eph, eph_a, t, dialer=True)
-    key = None
+    code: CodeExchange | None = None
     if join_code is not None:
         if not normalize_code(join_code):
             raise HandshakeError("empty join code")
         key = await asyncio.get_running_loop().run_in_executor(None, join_key, join_code, pk_a)
-    mac_d = _mac(key, b"dialer", t) if key is not None else None
-    await _send_plain(writer, ["hello-auth", identity.sign(_SIG_DIALER + t), mac_d])
+        code = CodeExchange(key, t)
+    await _send_plain(writer, ["hello-auth", identity.sign(_SIG_DIALER + t),
+                               code.share if code is not None else None])
+    table_proved = True
+    if code is not None:
+        m3a = _shape(await _recv_sealed(reader, recv), "pake", 3)
+        isk = code.key(code.share, _bytes(m3a[1], KEY_LEN, "table's join-code share"),
+                       m3a[1])
+        table_proved = proof_ok(isk, ACCEPTOR, m3a[2])
+        # sent even when the table's proof failed: it lets an honest table name a wrong
+        # code, and a proof under our code is worthless to a fake table (see join_pake)
+        writer.write(frame(send.seal(pack(["pake-confirm", proof(isk, DIALER)]))))
+        await writer.drain()
 
-    payload = await read_frame(reader, HANDSHAKE_LIMITS.max_frame)
-    m4 = unpack(recv.open(payload), HANDSHAKE_LIMITS)
-    m4 = _shape(m4, "welcome", 2)
-    if key is not None:
-        mac_a = m4[1]
-        if not isinstance(mac_a, bytes) or not hmac.compare_digest(
-            mac_a, _mac(key, b"acceptor", t)
-        ):
-            raise HandshakeError("the table did not prove it knows the join code")
+    _shape(await _recv_sealed(reader, recv), "welcome", 2)
+    if not table_proved:
+        raise HandshakeError("the table did not prove it knows the join code")
     return HandshakeResult(purpose, pk_a, inc_a, send, recv, t)
 
 
@@ -328,19 +341,27 @@ async def accept_handshake(
         raise await refuse(
             "hello signature does not verify (bad signature or replayed hello)", send
         )
-    mac_a = None
     if policy.join_key is None and m3[2] is not None:
         raise await refuse("join-code proof sent, but this table has no join code", send)
     if policy.join_key is not None:
-        mac_d = m3[2]
-        if not isinstance(mac_d, bytes) or not hmac.compare_digest(
-            mac_d, _mac(policy.join_key, b"dialer", t)
-        ):
+        if m3[2] is None:
             raise await refuse("wrong or missing join code", send)
-        mac_a = _mac(policy.join_key, b"acceptor", t)
+        code = CodeExchange(policy.join_key, t)
+        try:
+            isk = code.key(_bytes(m3[2], KEY_LEN, "join-code share"), code.share, m3[2])
+        except HandshakeError as exc:
+            raise await refuse(exc.reason, send) from None
+        writer.write(frame(send.seal(pack(["pake", code.share, proof(isk, ACCEPTOR)]))))
+        await writer.drain()
+        try:
+            m3b = _shape(await _recv_sealed(reader, recv), "pake-confirm", 2)
+        except HandshakeError as exc:
+            raise await refuse(exc.reason, send) from None
+        if not proof_ok(isk, DIALER, m3b[1]):
+            raise await refuse("wrong or missing join code", send)
     reason = policy.authorize(pk_d)
     if reason is not None:
         raise await refuse(reason, send)
-    writer.write(frame(send.seal(pack(["welcome", mac_a]))))
+    writer.write(frame(send.seal(pack(["welcome", None]))))
     await writer.drain()
     return HandshakeResult(purpose, pk_d, inc_d, send, recv, t, policy)
