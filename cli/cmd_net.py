@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     h.add_argument("--seats", type=int, default=4, metavar="N", help="3..6 seats (default 4)")
     h.add_argument("--code", default=None, help="join code players must give")
     h.add_argument("--bots", type=int, default=0, metavar="K",
-                   help="fill K seats with bot peers run by this process")
+                   help="fill K seats with bot peers (each plays in its own process)")
     h.add_argument("--port", type=int, default=0, metavar="P", help="TCP port (default: any)")
     h.add_argument("--shuffle", choices=("audit", "verified"), default="verified",
                    help="shuffle proofs: verified (default) or audit (checked afterwards)")
@@ -256,23 +256,34 @@ class _Abort(Exception):
 
 
 async def _bot_peer(i: int, kind: str, args: argparse.Namespace, dial_host: str, port: int,
-                    root: Path) -> Any:
-    """One bot seat of the host: its own identity and listener, joins like anyone else."""
-    from engine.bots import make_bot
+                    root: Path) -> dict[str, Any]:
+    """One bot seat of the host: its own identity and listener, joins like anyone else, then
+    plays the game in a child process (:mod:`p2p.peer_process`) so the host's bots share
+    every core instead of the host's one.  Returns the child's final report."""
     from p2p.connection import Listener
     from p2p.identity import Identity
     from p2p.lobby import join_table
-    from p2p.netgame import play_setup
+    from p2p.local_table import prepare_folder
+    from p2p.netgame import setup_board
+    from p2p.peer_process import spawn, stop, wait_all
+    from p2p.store import game_folder
 
     lis = await Listener(Identity.generate(), host=_bind(args), port=0).start()
     try:
         setup = await join_table(lis, dial_host, port, name=BOT_NAMES[i % len(BOT_NAMES)],
                                  join_code=args.code, mesh_host=dial_host,
                                  start_timeout=None)
-    except BaseException:
-        await lis.close()
-        raise
-    return await play_setup(setup, lis, root / f"bot{i}", agent=make_bot(kind, 7919 * (i + 1)))
+    finally:
+        await lis.close()  # the child binds this port again for the game
+    folder = game_folder(root / f"bot{i}", setup.game_id)
+    prepare_folder(folder, list(setup.roster), setup.params, setup.my_seat, setup.game_id,
+                   lis.identity, board=setup_board(setup))
+    # people at the table may think for a long time: the same patience as play_setup's
+    child = await spawn(setup.my_seat, folder, kind, 7919 * (i + 1), abandon=1800.0)
+    try:
+        return (await wait_all([child], None))[0]
+    finally:
+        await stop(child)
 
 
 async def _host(args: argparse.Namespace, me_name: str) -> tuple[NetSession | None, str]:

@@ -94,15 +94,16 @@ async def watch(children: list[PeerProcess],
     await asyncio.gather(*(one(c) for c in children))
 
 
-async def wait_all(children: list[PeerProcess], timeout: float) -> list[dict[str, Any]]:
-    """Wait for every child to exit (``timeout`` s in all) and return each one's last
-    event; a child still running then is stopped and reported as ``{"event": "lost"}``."""
+async def wait_all(children: list[PeerProcess], timeout: float | None) -> list[dict[str, Any]]:
+    """Wait for every child to exit (``timeout`` s in all, None: no limit) and return each
+    one's final event (:func:`final_event`); a child still running then is stopped."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = None if timeout is None else loop.time() + timeout
     out = []
     for c in children:
         try:
-            await asyncio.wait_for(c.proc.wait(), max(0.0, deadline - loop.time()))
+            await asyncio.wait_for(c.proc.wait(), None if deadline is None
+                                   else max(0.0, deadline - loop.time()))
             if c.reader is not None:
                 await asyncio.wait_for(c.reader, GRACE)
         except TimeoutError:

@@ -29,6 +29,7 @@ from cli.session import SeatInfo
 from cli.table_app import KEYS, TableApp
 from engine.rng import DetRng
 from engine.state import Phase
+from p2p.game_audit import audit_game
 from tests.cli.helpers import Output80x24, drive_replay, screen_text, until
 
 NAMES = ["Ann", "Marco", "Leyla"]
@@ -319,8 +320,9 @@ def test_host_two_joiners_a_code_and_a_killed_seat_resumed(
 @pytest.mark.timeout(90)
 def test_host_with_bot_seats_and_one_joiner(procs: list[subprocess.Popen[str]],
                                             tmp_path: Path) -> None:
-    """``host --bots 2`` as a subprocess: the host's process runs two bot peers, one
-    ``join`` fills the last seat, and the 4-player game ends fair on every seat."""
+    """``host --bots 2`` as a subprocess: the host runs two bot peers (each plays in its
+    own child process after joining), one ``join`` fills the last seat, and the 4-player
+    game ends fair on every seat — the bots' own exports included."""
     root = Path(__file__).resolve().parents[2]
     common = ["--interface", "127.0.0.1", "--headless", "--json", "--timeout", "40"]
     host = _silkroad("host", "--seats", "4", "--bots", "2", "--shuffle", "audit",
@@ -345,3 +347,9 @@ def test_host_with_bot_seats_and_one_joiner(procs: list[subprocess.Popen[str]],
     # the host's seat and its two bot seats are bots here; Dee is a peer from the host's side
     kinds = outs["host"]["kinds"]
     assert kinds.count("peer") == 1 and len(kinds) == 4
+    # the bot seats played in child processes (their quiet logs) and finished the same game
+    logs = sorted((tmp_path / "hp").glob("bot*/*/peer.log"))
+    assert len(logs) == 2 and all(p.read_text() == "" for p in logs)
+    for log in logs:
+        report = audit_game(log.parent / "game.silkroad")
+        assert report.fair and report.final_hash.hex() == outs["Dee"]["audit"]["final_hash"]
