@@ -1,6 +1,6 @@
 """Crypto benchmark: per-party CPU seconds and bytes sent for the main protocols.
 
-Runs N in-process parties on the signed local bus (crypto.bus.LocalBus) and reports, per
+Runs N in-process parties on the signed local bus (bench.local_bus.LocalBus) and reports, per
 scenario, the maximum and mean per-party CPU time (``time.process_time``) and bytes sent.
 Verified-mode deals are measured with the default Terelius–Wikström proofs and (unless
 ``--no-cut-and-choose``) with cut-and-choose proofs of the given λ. ``calibration`` gives the
@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bench.local_bus import LocalBus
 from crypto import group as g
 from crypto.audit import audit
-from crypto.bus import LocalBus
 from crypto.session import TokenSession
 
 LABELS = ["silk", "spice", "tea", "jade", "salt"]

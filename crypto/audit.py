@@ -33,7 +33,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from . import group as g
 from . import shuffle as sh
-from .bus import CRYPTO_KIND
 from .elgamal import Ciphertext, decrypt_with_key
 from .errors import CheatDetected, MalformedInput
 from .ledger import BAG
@@ -43,7 +42,7 @@ from .protocols.deal import Deal
 from .protocols.steal import Steal
 from .protocols.withdraw import Withdraw
 from .session import TokenSession, parse_body
-from .transcript import ACK_KIND, Envelope, TranscriptLog
+from .transcript import ACK_KIND, CRYPTO_KIND, Envelope, TranscriptLog
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ DOMAIN = b"silkroad/v1/envelope\x00"
 ZERO_HASH = bytes(32)
 MAX_WIRE = 8 * 1024 * 1024
 ACK_KIND = "ack"
+#: Envelope kind of every crypto-protocol body (``[op_index, op_name, op_args, step, payload]``).
+CRYPTO_KIND = "crypto"
 
 
 def check_msgpack_safe(obj: object, depth: int = 0) -> None:
@@ -256,6 +258,23 @@ class TranscriptLog:
                 raise CheatDetected(env.sender, "bad-chain", detail)
             raise Equivocation(env.sender, EquivocationProof(chain[-1].wire, env.wire),
                                detail, rule="bad-chain")
+        chain.append(env)
+        self.entries.append(env)
+        return env
+
+    def append_own(self, wire: bytes, me: int) -> Envelope:
+        """Append an envelope party ``me`` just signed (with :class:`Signer`).
+
+        We made the signature and chained it to our own last envelope, so re-verifying it
+        (:meth:`add`, ~0.2 ms of Ed25519) is skipped; the body is still decoded from the wire
+        exactly as the peers will decode it.  Anything that is not our plain next envelope
+        (a test's deliberate equivocation, say) takes the full check of :meth:`add`."""
+        outer = _unpack(wire, "own envelope")
+        gid, sender, seq, prev, kind, body = _unpack(outer[0], "own envelope")[1:]
+        chain = self.by_sender.setdefault(sender, [])
+        if sender != me or seq != len(chain) or prev != (chain[-1].id if chain else ZERO_HASH):
+            return self.add(wire, via=me)
+        env = Envelope(gid, sender, seq, prev, kind, body, wire)
         chain.append(env)
         self.entries.append(env)
         return env

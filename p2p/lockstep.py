@@ -38,11 +38,11 @@ from typing import Any, Protocol
 import msgpack
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from crypto.bus import CRYPTO_KIND
 from crypto.errors import CheatDetected, MalformedInput, ProtocolStateError
 from crypto.session import TokenSession
 from crypto.transcript import (
     ACK_KIND,
+    CRYPTO_KIND,
     Envelope,
     Equivocation,
     EquivocationProof,

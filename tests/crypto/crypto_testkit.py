@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from crypto.bus import LocalBus
+from bench.local_bus import LocalBus
 from crypto.protocols.base import Op
 from crypto.session import TokenSession
 

@@ -9,11 +9,11 @@ from typing import Any, ClassVar
 import pytest
 from crypto_testkit import dealt_bus, make_bus, spec
 
+from bench.local_bus import Stalled
 from crypto import group as g
 from crypto import schnorr
 from crypto import shuffle as sh
 from crypto.audit import audit
-from crypto.bus import Stalled
 from crypto.errors import CheatDetected, ProtocolStateError
 from crypto.ledger import BAG
 from crypto.protocols.deal import Deal
@@ -160,7 +160,7 @@ class RogueKey(KeySetup):
 
 
 def test_rogue_key_is_rejected() -> None:
-    from crypto.bus import LocalBus
+    from bench.local_bus import LocalBus
     from crypto.session import TokenSession
 
     sessions = [TokenSession(b"rogue", 3, i, op_classes={"keys": RogueKey} if i == 2 else None)

@@ -1,9 +1,11 @@
-"""In-process broadcast bus: runs N sessions together (tests, benchmarks, local bots).
+"""In-process broadcast bus: runs N crypto sessions together (the crypto benchmark, tests).
 
-Every body a session emits is wrapped in a signed envelope (kind ``"crypto"``), appended to
-the global transcript, checked into every other peer's :class:`TranscriptLog` and fed to its
-session — the same path p2p/ takes over the network. The bus also accounts per-party CPU
-time (``time.process_time``) and bytes sent, for the benchmark.
+A test and benchmark rig, not product code: it lives in bench/ because the crypto benchmark
+needs it, and tests/crypto imports it from here. Every body a session emits is wrapped in a
+signed envelope (kind ``"crypto"``), appended to the global transcript, checked into every
+other peer's :class:`TranscriptLog` and fed to its session — the same path p2p/ takes over
+the network. The bus also accounts per-party CPU time (``time.process_time``) and bytes sent,
+for the benchmark.
 
 ``intercept(sender, body) -> list[body]`` lets a test drop or alter a party's outgoing
 messages (to model a withholding party); cheaters proper are built by subclassing ops.
@@ -17,12 +19,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
 
-from .errors import CheatDetected
-from .protocols.base import Body
-from .session import TokenSession
-from .transcript import Signer, TranscriptLog
-
-CRYPTO_KIND = "crypto"
+from crypto.errors import CheatDetected
+from crypto.protocols.base import Body
+from crypto.session import TokenSession
+from crypto.transcript import CRYPTO_KIND, Signer, TranscriptLog
 
 _T = TypeVar("_T")
 
