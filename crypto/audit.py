@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from . import group as g
 from . import shuffle as sh
 from .elgamal import Ciphertext, decrypt_with_key
-from .errors import CheatDetected, MalformedInput
+from .errors import CheatDetected, MalformedInput, ProofInvalid
 from .ledger import BAG
 from .protocols.base import Op
 from .protocols.chain import ShuffleChain
@@ -177,10 +177,11 @@ class Auditor:
                     w = sh.Witness.decode(raw, len(decks[k]))
                 except MalformedInput as exc:
                     raise self._fail(k, "witness-malformed", str(exc)) from exc
-                why = sh.check_witness(decks[k], decks[k + 1], w, session.ctx.require_keys())
-                if why is not None:
+                try:
+                    sh.check_witness(decks[k], decks[k + 1], w, session.ctx.require_keys())
+                except ProofInvalid as exc:
                     raise self._fail(k, "shuffle-not-permutation",
-                                     f"op {op.index} shuffle {k}: {why}")
+                                     f"op {op.index} shuffle {k}: {exc.reason}") from exc
         if self._x is not None and isinstance(op, Withdraw):
             bag_before = [self._label(session, ct) for ct in op.bag]
             counts = Counter(lab for lab in bag_before if lab is not None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import group as g
-from .errors import MalformedInput
+from .errors import MalformedInput, ProofInvalid
 
 TAG = "dleq"
 
@@ -42,8 +42,11 @@ def verify(
     pub2: g.Point,
     proof: object,
     context: Sequence[object],
-) -> bool:
-    """Check a proof; the points must be valid (``pub2`` is re-validated by the multiplication)."""
+) -> None:
+    """Check a proof: return if it holds, raise :class:`ProofInvalid` if not.
+
+    The points must be valid (``pub2`` is re-validated by the multiplication); a malformed
+    proof raises :class:`MalformedInput`."""
     if not isinstance(proof, list) or len(proof) != 2:
         raise MalformedInput("DLEQ proof must be [c, z]")
     c = g.decode_scalar(proof[0], "DLEQ c")
@@ -51,7 +54,8 @@ def verify(
     zb1 = g.base_mul(z) if base1 == g.G else g.mul(z, base1)
     t1 = g.sub(zb1, g.mul(c, pub1, "DLEQ pub1"))
     t2 = g.sub(g.mul(z, base2, "DLEQ base2"), g.mul(c, pub2, "DLEQ pub2"))
-    return g.hash_to_scalar(TAG, [list(context), base1, pub1, base2, pub2, t1, t2]) == c
+    if g.hash_to_scalar(TAG, [list(context), base1, pub1, base2, pub2, t1, t2]) != c:
+        raise ProofInvalid("DLEQ proof does not verify")
 
 
 BATCH_TAG = "dleq-batch"
@@ -77,9 +81,10 @@ def prove_batch(w: g.Scalar, pub: g.Point, bases: Sequence[g.Point], pubs: Seque
 
 
 def verify_batch(pub: g.Point, bases: Sequence[g.Point], pubs: Sequence[g.Point],
-                 proof: object, context: Sequence[object]) -> bool:
-    """Check a :func:`prove_batch` proof. ``pubs`` need not be pre-validated: each is
-    multiplied, and libsodium rejects invalid points (:class:`~crypto.errors.InvalidPoint`)."""
+                 proof: object, context: Sequence[object]) -> None:
+    """Check a :func:`prove_batch` proof: return if it holds, raise :class:`ProofInvalid` if
+    not. ``pubs`` need not be pre-validated: each is multiplied, and libsodium rejects
+    invalid points (:class:`~crypto.errors.InvalidPoint`)."""
     if not isinstance(proof, list) or len(proof) != 2:
         raise MalformedInput("batch DLEQ proof must be [c, z]")
     if len(bases) != len(pubs):
@@ -89,5 +94,6 @@ def verify_batch(pub: g.Point, bases: Sequence[g.Point], pubs: Sequence[g.Point]
     t0 = g.sub(g.base_mul(z), g.mul(c, pub, "DLEQ pub"))
     ts = [g.sub(g.mul(z, b, "DLEQ base"), g.mul(c, d, "DLEQ share")) for b, d in
           zip(bases, pubs, strict=True)]
-    return g.hash_to_scalar(BATCH_TAG, [list(context), pub, b"".join(bases), b"".join(pubs),
-                                        t0, b"".join(ts)]) == c
+    if g.hash_to_scalar(BATCH_TAG, [list(context), pub, b"".join(bases), b"".join(pubs),
+                                    t0, b"".join(ts)]) != c:
+        raise ProofInvalid("batched DLEQ proof does not verify")

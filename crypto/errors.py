@@ -8,6 +8,11 @@ Two families, because the network layer must treat them differently:
   abort identifiably instead of silently restarting.
 * :class:`MalformedInput` — bytes that are not even well-formed (undecodable msgpack, wrong
   types, bad lengths). The caller attributes it to whoever delivered the bytes.
+
+The proof verifiers (DLEQ, shuffle, Terelius–Wikström, audit-mode witnesses) share one
+convention: they return ``None`` when the proof holds and raise :class:`ProofInvalid` (with
+the reason) when it does not. They know nothing of seats or rules, so the protocol layer
+turns :class:`ProofInvalid` into the :class:`CheatDetected` that names the prover.
 """
 
 from __future__ import annotations
@@ -27,6 +32,17 @@ class InvalidPoint(MalformedInput):
 
 class InvalidScalar(MalformedInput):
     """Bytes that are not a canonical non-zero scalar modulo the group order."""
+
+
+class ProofInvalid(CryptoError):
+    """A well-formed proof (or shuffle witness) that does not prove its statement.
+
+    Deliberately not a :class:`MalformedInput`: the caller names the prover under the rule
+    of the proof (e.g. ``dleq-invalid``), not ``malformed``. ``reason`` says what failed."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
 
 
 class CheatDetected(CryptoError):

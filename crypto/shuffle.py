@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from . import group as g
 from . import twproof
 from .elgamal import Ciphertext, reencrypt
-from .errors import MalformedInput
+from .errors import MalformedInput, ProofInvalid
 
 DEFAULT_LAMBDA = 40
 TAG = "shuffle"
@@ -233,20 +233,21 @@ def verify(
     joint_key: g.Point,
     context: Sequence[object],
     lam: int = DEFAULT_LAMBDA,
-) -> str | None:
-    """Check a proof against validated decks; return ``None`` if valid, else the reason."""
+) -> None:
+    """Check a proof against validated decks: return if valid, else raise
+    :class:`ProofInvalid` with the reason."""
     n = len(inp)
     if len(out) != n:
-        return f"output has {len(out)} tokens, input has {n}"
+        raise ProofInvalid(f"output has {len(out)} tokens, input has {n}")
     if not isinstance(proof, list) or len(proof) != 2:
-        return "proof must be [shadow_hashes, openings]"
+        raise ProofInvalid("proof must be [shadow_hashes, openings]")
     hashes, openings = proof
     if not isinstance(hashes, list) or not isinstance(openings, list):
-        return "proof fields must be lists"
+        raise ProofInvalid("proof fields must be lists")
     if len(hashes) != lam or len(openings) != lam:
-        return f"proof must have {lam} rounds"
+        raise ProofInvalid(f"proof must have {lam} rounds")
     if not all(isinstance(h, bytes) and len(h) == 32 for h in hashes):
-        return "shadow hashes must be 32 bytes"
+        raise ProofInvalid("shadow hashes must be 32 bytes")
     bits = _bits(context, joint_key, inp, out, hashes, lam)
     neg = g.L
     for t, bit in enumerate(bits):
@@ -254,28 +255,27 @@ def verify(
         if bit == 0:
             if not (isinstance(op, list) and len(op) == 1 and isinstance(op[0], bytes)
                     and len(op[0]) == 32):
-                return f"round {t}: bad input-side opening"
+                raise ProofInvalid(f"round {t}: bad input-side opening")
             phi, u = _expand_seed(op[0], n)
             shadow = [reencrypt(inp[phi[j]], u[j], joint_key) for j in range(n)]
         else:
             if not (isinstance(op, list) and len(op) == 2 and isinstance(op[0], list)
                     and isinstance(op[1], list) and len(op[1]) == n):
-                return f"round {t}: bad output-side opening"
+                raise ProofInvalid(f"round {t}: bad output-side opening")
             sigma = op[0]
             if not all(isinstance(i, int) and not isinstance(i, bool) for i in sigma) or \
                     not is_permutation(sigma, n):
-                return f"round {t}: output is not a permutation of the shadow"
+                raise ProofInvalid(f"round {t}: output is not a permutation of the shadow")
             slots: list[Ciphertext | None] = [None] * n
             for j in range(n):
                 try:
                     d = g.decode_scalar(op[1][j], "difference")
-                except MalformedInput:
-                    return f"round {t}: bad randomness difference"
+                except MalformedInput as exc:
+                    raise ProofInvalid(f"round {t}: bad randomness difference") from exc
                 slots[sigma[j]] = reencrypt(out[j], neg - d, joint_key)
             shadow = [c for c in slots if c is not None]
         if _deck_hash(shadow) != hashes[t]:
-            return f"round {t}: opened shadow does not match its commitment"
-    return None
+            raise ProofInvalid(f"round {t}: opened shadow does not match its commitment")
 
 
 def prove_kind(kind: str, inp: Sequence[Ciphertext], out: Sequence[Ciphertext], w: Witness,
@@ -289,27 +289,30 @@ def prove_kind(kind: str, inp: Sequence[Ciphertext], out: Sequence[Ciphertext], 
 
 def verify_kind(kind: str, inp: Sequence[Ciphertext], out: Sequence[Ciphertext], proof: object,
                 joint_key: g.Point, context: Sequence[object], lam: int = DEFAULT_LAMBDA
-                ) -> str | None:
-    """Check a proof of ``kind``; ``None`` if valid, else the reason.
+                ) -> None:
+    """Check a proof of ``kind``: return if valid, else raise :class:`ProofInvalid`.
 
     ``inp`` must be validated. For TW, ``out`` need only be well-formed: the verification
     validates every output point (an invalid one raises :class:`~crypto.errors.InvalidPoint`);
     for cut-and-choose ``out`` must already be validated.
     """
     if kind == PROOF_TW:
-        return twproof.verify(inp, out, proof, joint_key, context)
-    return verify(inp, out, proof, joint_key, context, lam)
+        twproof.verify(inp, out, proof, joint_key, context)
+    else:
+        verify(inp, out, proof, joint_key, context, lam)
 
 
 def check_witness(
     inp: Sequence[Ciphertext], out: Sequence[Ciphertext], w: Witness, joint_key: g.Point
-) -> str | None:
-    """Audit-mode check of a published witness; ``None`` if it explains ``out``."""
+) -> None:
+    """Audit-mode check of a published witness: return if it explains ``out``, else raise
+    :class:`ProofInvalid` saying which token it fails to explain."""
     if not is_permutation(w.perm, len(inp)):
-        return "witness permutation is not a permutation (token duplicated or dropped)"
+        raise ProofInvalid(
+            "witness permutation is not a permutation (token duplicated or dropped)")
     if len(out) != len(inp):
-        return "output length differs from input length"
+        raise ProofInvalid("output length differs from input length")
     for j, ct in enumerate(apply(inp, w, joint_key)):
         if ct != out[j]:
-            return f"output token {j} is not a re-encryption of input token {w.perm[j]}"
-    return None
+            raise ProofInvalid(
+                f"output token {j} is not a re-encryption of input token {w.perm[j]}")

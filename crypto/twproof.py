@@ -47,7 +47,7 @@ from nacl import exceptions as _nexc
 
 from . import group as g
 from .elgamal import Ciphertext
-from .errors import InvalidPoint, MalformedInput
+from .errors import InvalidPoint, MalformedInput, ProofInvalid
 
 TAG = "shuffle-tw"
 L = g.L
@@ -212,27 +212,29 @@ def _scalars(obj: object, n: int, what: str) -> list[int]:
 
 
 def verify(inp: Sequence[Ciphertext], out: Sequence[Ciphertext], proof: object,
-           joint: g.Point, context: Sequence[object]) -> str | None:
-    """Check a proof; ``None`` if valid, else the reason.
+           joint: g.Point, context: Sequence[object]) -> None:
+    """Check a proof: return if valid, else raise :class:`ProofInvalid` with the reason.
 
     ``inp`` must be validated; ``out`` need only be well-formed (32-byte strings): each of its
     points is validated by the multiplications here (:class:`InvalidPoint` propagates).
     """
     n = len(inp)
     if len(out) != n:
-        return f"output has {len(out)} tokens, input has {n}"
+        raise ProofInvalid(f"output has {len(out)} tokens, input has {n}")
     if n == 0:
-        return None if proof == [] else "proof of an empty shuffle must be empty"
+        if proof != []:
+            raise ProofInvalid("proof of an empty shuffle must be empty")
+        return
     try:
         if not isinstance(proof, list) or len(proof) != 9:
-            return "TW proof must be [C, Ĉ, c, s1, s2, s3, s4, ŝ, s']"
+            raise ProofInvalid("TW proof must be [C, Ĉ, c, s1, s2, s3, s4, ŝ, s']")
         comm = _points(proof[0], n, "permutation commitment")
         chain = _points(proof[1], n, "commitment chain")
         c, s1, s2, s3, s4 = (g.decode_scalar(x, "TW response") for x in proof[2:7])
         shat = _scalars(proof[7], n, "TW chain responses")
         sp = _scalars(proof[8], n, "TW permutation responses")
     except MalformedInput as exc:
-        return f"malformed TW proof: {exc}"
+        raise ProofInvalid(f"malformed TW proof: {exc}") from exc
     for ct in out:
         _points(list(ct), 2, "output token")
     stmt = _statement(context, joint, inp, out, comm)
@@ -241,10 +243,10 @@ def verify(inp: Sequence[Ciphertext], out: Sequence[Ciphertext], proof: object,
     except (_nexc.RuntimeError, _nexc.TypeError, _nexc.ValueError) as exc:
         raise InvalidPoint("shuffle proof: invalid point") from exc
     if ts is None:
-        return "degenerate permutation commitment"
+        raise ProofInvalid("degenerate permutation commitment")
     if _final_challenge(stmt, chain, ts, that) != c:
-        return "TW shuffle proof does not verify (output is not a re-encrypted permutation)"
-    return None
+        raise ProofInvalid(
+            "TW shuffle proof does not verify (output is not a re-encrypted permutation)")
 
 
 def _recompute(inp: Sequence[Ciphertext], out: Sequence[Ciphertext], joint: g.Point,

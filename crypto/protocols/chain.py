@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import shuffle as sh
 from ..elgamal import Ciphertext, decode_deck, encode_deck, parse_deck
-from ..errors import CheatDetected, MalformedInput
+from ..errors import CheatDetected, MalformedInput, ProofInvalid
 from .base import Op, Step, check_list
 
 
@@ -96,11 +96,11 @@ class ShuffleChain(Op):
         if self.proof_kind is not None:
             if proof is None:
                 raise MalformedInput("verified-mode shuffle without a proof")
-            why = sh.verify_kind(self.proof_kind, self.deck, out, proof,
-                                 self.ctx.require_keys(), self.proof_context(sender),
-                                 self.ctx.lam)
-            if why is not None:
-                raise CheatDetected(sender, "shuffle-proof-invalid", why)
+            try:
+                sh.verify_kind(self.proof_kind, self.deck, out, proof, self.ctx.require_keys(),
+                               self.proof_context(sender), self.ctx.lam)
+            except ProofInvalid as exc:
+                raise CheatDetected(sender, "shuffle-proof-invalid", exc.reason) from exc
         elif proof is not None:
             raise MalformedInput("audit-mode shuffle must not carry a proof")
         self.deck = out

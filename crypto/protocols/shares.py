@@ -14,7 +14,7 @@ from typing import Any
 from .. import dleq
 from .. import group as g
 from ..elgamal import Ciphertext
-from ..errors import CheatDetected, MalformedInput, ProtocolStateError
+from ..errors import CheatDetected, MalformedInput, ProofInvalid, ProtocolStateError
 from .base import Op, check_list
 
 
@@ -60,9 +60,12 @@ def verify_share(op: Op, sender: int, j: int, a: g.Point, d: g.Point, proof: Any
     ``d`` needs no prior validation: the DLEQ check multiplies it, and libsodium rejects
     invalid points (→ rule ``invalid-point``).
     """
-    if not dleq.verify(g.G, op.ctx.keys[sender], a, d, proof, op.dleq_ctx(sender, purpose, j)):
+    try:
+        dleq.verify(g.G, op.ctx.keys[sender], a, d, proof, op.dleq_ctx(sender, purpose, j))
+    except ProofInvalid as exc:
         raise CheatDetected(sender, "dleq-invalid",
-                            f"decryption share {j} ({purpose}) has an invalid DLEQ proof")
+                            f"decryption share {j} ({purpose}) has an invalid DLEQ proof"
+                            ) from exc
 
 
 def own_share(op: Op, a: g.Point) -> g.Point:
@@ -101,8 +104,11 @@ def check_shares_batch(op: Op, sender: int, points: Sequence[g.Point], payload: 
         if proof is not None:
             raise MalformedInput("an empty share batch carries no proof")
         return []
-    if not dleq.verify_batch(op.ctx.keys[sender], points, ds, proof,
-                             op.dleq_ctx(sender, purpose, len(ds))):
+    try:
+        dleq.verify_batch(op.ctx.keys[sender], points, ds, proof,
+                          op.dleq_ctx(sender, purpose, len(ds)))
+    except ProofInvalid as exc:
         raise CheatDetected(sender, "dleq-invalid",
-                            f"decryption shares ({purpose}) have an invalid batched DLEQ proof")
+                            f"decryption shares ({purpose}) have an invalid batched DLEQ proof"
+                            ) from exc
     return list(ds)

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import shuffle as sh
 from ..elgamal import Ciphertext, decode_deck, encode_deck, parse_deck
-from ..errors import CheatDetected, MalformedInput
+from ..errors import CheatDetected, MalformedInput, ProofInvalid
 from ..ledger import Slot
 from .base import Op, Step, check_int, check_list
 from .shares import check_shares, decode_label, make_shares, own_share
@@ -82,10 +82,11 @@ class Steal(Op):
             out = parse_deck(raw, "victim deck", len(inp))
         else:
             out = decode_deck(raw, "victim deck", len(inp))
-        why = sh.verify_kind(self.proof_kind, inp, out, proof, self.ctx.require_keys(),
-                             self.dleq_ctx(self.victim, "steal-shuffle"), self.ctx.lam)
-        if why is not None:
-            raise CheatDetected(sender, "shuffle-proof-invalid", why)
+        try:
+            sh.verify_kind(self.proof_kind, inp, out, proof, self.ctx.require_keys(),
+                           self.dleq_ctx(self.victim, "steal-shuffle"), self.ctx.lam)
+        except ProofInvalid as exc:
+            raise CheatDetected(sender, "shuffle-proof-invalid", exc.reason) from exc
         self.deck = out
 
     def choose_index(self) -> int:

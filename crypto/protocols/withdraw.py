@@ -40,7 +40,13 @@ from typing import Any
 
 from .. import dleq
 from .. import group as g
-from ..errors import CheatDetected, InvalidPoint, MalformedInput, ProtocolStateError
+from ..errors import (
+    CheatDetected,
+    InvalidPoint,
+    MalformedInput,
+    ProofInvalid,
+    ProtocolStateError,
+)
 from ..ledger import BAG
 from .base import Op, Step, check_int, check_list
 from .shares import check_shares, make_shares, verify_share
@@ -141,14 +147,14 @@ class Withdraw(Op):
         a, q = self.quot[r][i]
         a2, q2, proof = self._blinds[sender][r][i]
         try:
-            ok = dleq.verify(a, a2, q, q2, proof, self.dleq_ctx(sender, "pet-blind", r, i))
+            dleq.verify(a, a2, q, q2, proof, self.dleq_ctx(sender, "pet-blind", r, i))
         except InvalidPoint as exc:
             raise CheatDetected(sender, "invalid-point", str(exc)) from exc
         except MalformedInput as exc:
             raise CheatDetected(sender, "malformed", str(exc)) from exc
-        if not ok:
+        except ProofInvalid as exc:
             raise CheatDetected(sender, "pet-blind-invalid",
-                                f"blinding of request {r} position {i} is not proven")
+                                f"blinding of request {r} position {i} is not proven") from exc
 
     def _blame_blinded_a(self, r: int, i: int) -> CheatDetected:
         """``Z_{r,i}.A`` was rejected: name the first blinder whose ``A'`` is invalid."""
@@ -220,15 +226,16 @@ class Withdraw(Op):
     def _verify_batch(self, sender: int, r: int, shares: list[bytes], batch: Any) -> None:
         """All of ``sender``'s PET shares for request r at once (2 + 2m multiplications)."""
         try:
-            ok = dleq.verify_batch(self.ctx.keys[sender], [za for za, _ in self.z[r]], shares,
-                                   batch, self._batch_ctx(sender, r))
+            dleq.verify_batch(self.ctx.keys[sender], [za for za, _ in self.z[r]], shares,
+                              batch, self._batch_ctx(sender, r))
         except InvalidPoint as exc:
             raise CheatDetected(sender, "invalid-point", str(exc)) from exc
         except MalformedInput as exc:
             raise CheatDetected(sender, "malformed", str(exc)) from exc
-        if not ok:
+        except ProofInvalid as exc:
             raise CheatDetected(sender, "dleq-invalid",
-                                f"PET shares of request {r} have an invalid batched proof")
+                                f"PET shares of request {r} have an invalid batched proof"
+                                ) from exc
 
     def _verify_position(self, r: int, i: int) -> None:
         """Check every blinding and PET share of ``Z_{r,i}`` (deferred, once)."""

@@ -11,7 +11,7 @@ from crypto_testkit import LABELS, dealt_bus, make_bus, spec
 from crypto import group as g
 from crypto.audit import audit
 from crypto.elgamal import decrypt_with_key, label_point
-from crypto.errors import CheatDetected, InvalidPoint
+from crypto.errors import CheatDetected, InvalidPoint, ProofInvalid
 from crypto.ledger import BAG
 from crypto.protocols.base import Step
 from crypto.protocols.deal import Deal
@@ -194,15 +194,19 @@ def test_batched_dleq_accepts_honest_rejects_any_wrong_share() -> None:
     bases = [g.base_mul(g.random_scalar()) for _ in range(5)]
     ds = [g.mul(x, b) for b in bases]
     proof = dleq.prove_batch(x, y, bases, ds, ["ctx"])
-    assert dleq.verify_batch(y, bases, ds, proof, ["ctx"])
-    assert not dleq.verify_batch(y, bases, ds, proof, ["other"])
+    assert dleq.verify_batch(y, bases, ds, proof, ["ctx"]) is None
+    with pytest.raises(ProofInvalid):
+        dleq.verify_batch(y, bases, ds, proof, ["other"])
     for j in range(5):
         bad = list(ds)
         bad[j] = g.mul(x + 1, bases[j])
-        assert not dleq.verify_batch(y, bases, bad, proof, ["ctx"])
-        assert not dleq.verify_batch(y, bases, bad, dleq.prove_batch(x, y, bases, bad, ["ctx"]),
-                                     ["ctx"])
-    assert not dleq.verify_batch(y, list(reversed(bases)), ds, proof, ["ctx"])
+        with pytest.raises(ProofInvalid):
+            dleq.verify_batch(y, bases, bad, proof, ["ctx"])
+        with pytest.raises(ProofInvalid):
+            dleq.verify_batch(y, bases, bad, dleq.prove_batch(x, y, bases, bad, ["ctx"]),
+                              ["ctx"])
+    with pytest.raises(ProofInvalid):
+        dleq.verify_batch(y, list(reversed(bases)), ds, proof, ["ctx"])
     with pytest.raises(InvalidPoint):
         dleq.verify_batch(y, bases, [ORDER8, *ds[1:]], proof, ["ctx"])
 

@@ -9,7 +9,7 @@ from crypto import group as g
 from crypto import shuffle as sh
 from crypto.coinflip import below, combine
 from crypto.elgamal import label_point, public_token, reencrypt
-from crypto.errors import InvalidPoint, InvalidScalar, MalformedInput
+from crypto.errors import InvalidPoint, InvalidScalar, MalformedInput, ProofInvalid
 
 ORDER8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
 
@@ -70,9 +70,11 @@ def test_dleq_rejects_wrong_share() -> None:
     a = g.base_mul(g.random_scalar())
     d = g.mul(x, a)
     pr = dleq.prove(x, g.G, y, a, d, ["c"])
-    assert dleq.verify(g.G, y, a, d, pr, ["c"])
-    assert not dleq.verify(g.G, y, a, d, pr, ["other"])
-    assert not dleq.verify(g.G, y, a, g.mul(x + 1, a), pr, ["c"])
+    assert dleq.verify(g.G, y, a, d, pr, ["c"]) is None
+    with pytest.raises(ProofInvalid):
+        dleq.verify(g.G, y, a, d, pr, ["other"])
+    with pytest.raises(ProofInvalid):
+        dleq.verify(g.G, y, a, g.mul(x + 1, a), pr, ["c"])
 
 
 @pytest.mark.parametrize("lam", [1, 8, 40])
@@ -82,10 +84,13 @@ def test_shuffle_proof_accepts_honest_rejects_substitution(lam: int) -> None:
     out, w = sh.shuffle(deck, y)
     proof = sh.prove(deck, out, w, y, ["ctx"], lam)
     assert sh.verify(deck, out, proof, y, ["ctx"], lam) is None
-    assert sh.verify(deck, out, proof, y, ["other ctx"], lam) is not None or lam < 8
+    if lam >= 8:  # with fewer rounds a proof may survive another context by chance
+        with pytest.raises(ProofInvalid):
+            sh.verify(deck, out, proof, y, ["other ctx"], lam)
     assert sh.check_witness(deck, out, w, y) is None
     bad = sh.Witness((0, 0, 1, 2), w.scalars)
-    assert sh.check_witness(deck, sh.apply(deck, bad, y), bad, y) is not None
+    with pytest.raises(ProofInvalid):
+        sh.check_witness(deck, sh.apply(deck, bad, y), bad, y)
 
 
 def test_commitment_binds_context() -> None:
