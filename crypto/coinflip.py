@@ -17,7 +17,7 @@ from typing import Any
 from . import commitment
 from .errors import CheatDetected, MalformedInput
 from .group import hash_fields
-from .protocols.base import Op, Step, check_list
+from .protocols.base import Op, Step, StepHandlers, check_list
 
 CONTRIBUTION_BYTES = 32
 
@@ -57,6 +57,13 @@ class CoinFlip(Op):
         self.contrib = [b""] * n
         self._mine = secrets.token_bytes(CONTRIBUTION_BYTES)
         self._nonce = b""
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """Handlers of this op's steps (see :meth:`Op.step_handlers`)."""
+        return {
+            "commit": StepHandlers(self.make_commit, self.on_commit),
+            "reveal": StepHandlers(self.make_reveal, self.on_reveal),
+        }
 
     def make_commit(self, st: Step) -> list[Any]:
         assert self.ctx.me is not None

@@ -8,6 +8,10 @@ messages are processed strictly in (step, seat) order, which makes every honest 
 process — and therefore blame — in the same order regardless of network arrival order.
 Messages for later steps are buffered.
 
+Each op class declares how every kind of step is played in :meth:`Op.step_handlers`: a
+table from the step's kind to its :class:`StepHandlers` (``make`` builds this party's
+payload, ``on`` checks and applies a sender's), checked when the op starts.
+
 Every message body on the wire is ``[op_index, op_name, op_args, step_name, payload]``; the
 header lets an auditor (an *observer* session with ``me = None``) rebuild the op and lets a
 peer detect an op mismatch. A party never receives its own messages: they are applied
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import group as g
 from ..elgamal import Ciphertext, label_point
@@ -61,6 +65,21 @@ class Step:
     name: str
     senders: list[int]
 
+    @property
+    def kind(self) -> str:
+        """The name without its trailing index (``shuffle_3`` → ``shuffle``): the key of the
+        step's handlers, so that N numbered steps of one kind share them."""
+        return self.name.rstrip("0123456789_")
+
+
+class StepHandlers(NamedTuple):
+    """How one kind of step is played (bound methods of the op)."""
+
+    #: This party's payload for the step (called once, when the step becomes current).
+    make: Callable[[Step], Any]
+    #: Check and apply ``sender``'s payload (called in seat order; raises to name a cheat).
+    on: Callable[[Step, int, Any], None]
+
 
 def check_int(v: object, what: str, lo: int = 0, hi: int | None = None) -> int:
     """Validate a received integer in ``[lo, hi)``."""
@@ -79,7 +98,8 @@ def check_list(v: object, what: str, length: int | None = None) -> list[Any]:
 
 
 class Op:
-    """Base class of a protocol run. Subclasses define ``steps`` and ``make_*``/``on_*``."""
+    """Base class of a protocol run. Subclasses set ``steps`` and declare their handlers in
+    :meth:`step_handlers`."""
 
     name = "op"
 
@@ -107,6 +127,13 @@ class Op:
         for ops without such stages."""
         return None
 
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """Step kind → handlers, for every kind of step this op has.
+
+        Bound methods, so a subclass that overrides a handler (a test's cheater) is used. An
+        op class that lacks a kind fails in :meth:`start`, before any message is made."""
+        return {}
+
     # --- header -------------------------------------------------------------------------
     def header(self) -> list[Any]:
         """``[op_index, op_name, op_args]`` carried by every message of this op."""
@@ -117,6 +144,11 @@ class Op:
         """Begin the op; returns this party's first messages (possibly none)."""
         if self.started:
             raise ProtocolStateError(f"op {self.index} already started")
+        table = self.step_handlers()
+        missing = [st.name for st in self.steps if st.kind not in table]
+        if missing:
+            raise TypeError(f"{type(self).__name__}.step_handlers() has no handlers for "
+                            f"steps {missing}")
         self.started = True
         return self._advance()
 
@@ -150,6 +182,7 @@ class Op:
 
     def _advance(self) -> list[Body]:
         out: list[Body] = []
+        table = self.step_handlers()
         while not self.done:
             st = self.steps[self._cur]
             me = self.ctx.me
@@ -158,7 +191,7 @@ class Op:
                 if mine not in self._made:
                     # Produced as soon as the step is current: parallel steps cost one round.
                     self._made.add(mine)
-                    payload = getattr(self, "make_" + st.name.rstrip("0123456789_"))(st)
+                    payload = table[st.kind].make(st)
                     self._inbox[mine] = payload
                     out.append([*self.header(), st.name, payload])
             while self._pos < len(st.senders):
@@ -167,7 +200,7 @@ class Op:
                 if key not in self._inbox:
                     return out
                 payload = self._inbox.pop(key)
-                handler = getattr(self, "on_" + st.name.rstrip("0123456789_"))
+                handler = table[st.kind].on
                 try:
                     handler(st, sender, payload)
                 except InvalidPoint as exc:

@@ -19,7 +19,7 @@ from typing import Any
 from .. import shuffle as sh
 from ..elgamal import Ciphertext, decode_deck, encode_deck, parse_deck
 from ..errors import CheatDetected, MalformedInput, ProofInvalid
-from .base import Op, Step, check_list
+from .base import Op, Step, StepHandlers, check_list
 
 
 class ShuffleChain(Op):
@@ -66,6 +66,10 @@ class ShuffleChain(Op):
         """
         me = self.ctx.me
         return me is None or sender == me - 1 or sender == self.ctx.n - 1
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """The chain's ``shuffle_k`` steps (ops with more steps add theirs)."""
+        return {"shuffle": StepHandlers(self.make_shuffle, self.on_shuffle)}
 
     def make_shuffle(self, st: Step) -> list[Any]:
         joint = self.ctx.require_keys()

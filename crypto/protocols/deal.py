@@ -22,7 +22,7 @@ from .. import shuffle as sh
 from ..elgamal import public_token
 from ..errors import CheatDetected, MalformedInput, ProtocolStateError
 from ..ledger import Slot
-from .base import Step, check_int, check_list
+from .base import Step, StepHandlers, check_int, check_list
 from .chain import ShuffleChain
 from .shares import check_shares, decode_label, make_shares, own_share
 
@@ -66,6 +66,10 @@ class Deal(ShuffleChain):
 
     def _others_positions(self, party: int) -> list[int]:
         return [p for p in range(self.k * self.ctx.n) if self.owner(p) != party]
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """The shuffle chain's steps, then the private reveal of the hands."""
+        return {**super().step_handlers(), "share": StepHandlers(self.make_share, self.on_share)}
 
     def make_share(self, st: Step) -> list[Any]:
         assert self.ctx.me is not None

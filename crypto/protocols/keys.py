@@ -12,7 +12,7 @@ from typing import Any
 from .. import group as g
 from .. import schnorr
 from ..errors import CheatDetected
-from .base import Op, Step, check_list
+from .base import Op, Step, StepHandlers, check_list
 
 
 class KeySetup(Op):
@@ -24,6 +24,10 @@ class KeySetup(Op):
         super().__init__(*a, **kw)
         self.steps = [Step("key", list(range(self.ctx.n)))]
         self._keys: list[g.Point | None] = [None] * self.ctx.n
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """Handlers of this op's steps (see :meth:`Op.step_handlers`)."""
+        return {"key": StepHandlers(self.make_key, self.on_key)}
 
     def make_key(self, st: Step) -> list[Any]:
         assert self.ctx.x is not None and self.ctx.me is not None

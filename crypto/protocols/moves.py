@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import MalformedInput
 from ..ledger import BAG
-from .base import Op, Step, check_int, check_list
+from .base import Op, Step, StepHandlers, check_int, check_list
 
 
 class Return(Op):
@@ -30,6 +30,10 @@ class Return(Op):
         self.ledger.check_positions(self.party, positions)
         self.positions: list[int] = list(positions)
         self.steps = [Step("announce", [self.party])]
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """Handlers of this op's steps (see :meth:`Op.step_handlers`)."""
+        return {"announce": StepHandlers(self.make_announce, self.on_announce)}
 
     def make_announce(self, st: Step) -> list[Any]:
         return []
@@ -60,6 +64,10 @@ class Transfer(Op):
         self.ledger.check_positions(self.src, positions)
         self.positions: list[int] = list(positions)
         self.steps = [Step("announce", [self.src])]
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """Handlers of this op's steps (see :meth:`Op.step_handlers`)."""
+        return {"announce": StepHandlers(self.make_announce, self.on_announce)}
 
     def make_announce(self, st: Step) -> list[Any]:
         return []

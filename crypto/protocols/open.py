@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CheatDetected
-from .base import Op, Step, check_int, check_list
+from .base import Op, Step, StepHandlers, check_int, check_list
 from .shares import check_shares, decode_label, make_shares
 
 
@@ -30,6 +30,10 @@ class Open(Op):
         self.cts = [toks[p] for p in self.positions]
         self.steps = [Step("share", list(range(self.ctx.n)))]
         self._shares: list[list] = [[] for _ in self.cts]
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """Handlers of this op's steps (see :meth:`Op.step_handlers`)."""
+        return {"share": StepHandlers(self.make_share, self.on_share)}
 
     def make_share(self, st: Step) -> list[Any]:
         return make_shares(self, [c[0] for c in self.cts], "open")

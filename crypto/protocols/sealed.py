@@ -24,7 +24,7 @@ from typing import Any
 from .. import commitment
 from .. import group as g
 from ..errors import CheatDetected, MalformedInput
-from .base import Op, Step, check_int, check_list
+from .base import Op, Step, StepHandlers, check_int, check_list
 from .shares import check_shares_batch, decode_label, make_shares_batch
 
 
@@ -63,6 +63,14 @@ class SealedReveal(Op):
     def commit_value(self) -> list[int]:
         """Positions committed to (tests override to build cheaters)."""
         return self.choice
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """Handlers of this op's steps (see :meth:`Op.step_handlers`)."""
+        return {
+            "commit": StepHandlers(self.make_commit, self.on_commit),
+            "reveal": StepHandlers(self.make_reveal, self.on_reveal),
+            "share": StepHandlers(self.make_share, self.on_share),
+        }
 
     def make_commit(self, st: Step) -> list[Any]:
         assert self.ctx.me is not None

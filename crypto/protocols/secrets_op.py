@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import group as g
 from ..errors import CheatDetected, MalformedInput
-from .base import Op, Step, check_int, check_list
+from .base import Op, Step, StepHandlers, check_int, check_list
 
 
 class RevealSecrets(Op):
@@ -26,6 +26,10 @@ class RevealSecrets(Op):
         self.steps = [Step("secrets", list(range(self.ctx.n)))]
         self.keys: list[int] = [0] * self.ctx.n
         self.published: list[dict[int, Any]] = [{} for _ in range(self.ctx.n)]
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """Handlers of this op's steps (see :meth:`Op.step_handlers`)."""
+        return {"secrets": StepHandlers(self.make_secrets, self.on_secrets)}
 
     def make_secrets(self, st: Step) -> list[Any]:
         assert self.ctx.x is not None

@@ -25,7 +25,7 @@ from .. import shuffle as sh
 from ..elgamal import Ciphertext, decode_deck, encode_deck, parse_deck
 from ..errors import CheatDetected, MalformedInput, ProofInvalid
 from ..ledger import Slot
-from .base import Op, Step, check_int, check_list
+from .base import Op, Step, StepHandlers, check_int, check_list
 from .shares import check_shares, decode_label, make_shares, own_share
 
 
@@ -63,6 +63,14 @@ class Steal(Op):
     def shuffle_for_me(self, deck: list[Ciphertext]) -> tuple[list[Ciphertext], sh.Witness]:
         """Honest self-shuffle (tests subclass this to build cheaters)."""
         return sh.shuffle(deck, self.ctx.require_keys())
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """Handlers of this op's steps (see :meth:`Op.step_handlers`)."""
+        return {
+            "reshuffle": StepHandlers(self.make_reshuffle, self.on_reshuffle),
+            "pick": StepHandlers(self.make_pick, self.on_pick),
+            "share": StepHandlers(self.make_share, self.on_share),
+        }
 
     def make_reshuffle(self, st: Step) -> list[Any]:
         inp = [s.ct for s in self.old]

@@ -48,7 +48,7 @@ from ..errors import (
     ProtocolStateError,
 )
 from ..ledger import BAG
-from .base import Op, Step, check_int, check_list
+from .base import Op, Step, StepHandlers, check_int, check_list
 from .shares import check_shares, make_shares, verify_share
 
 
@@ -104,6 +104,14 @@ class Withdraw(Op):
     def observer(self) -> bool:
         """An observer (the auditor) verifies every proof on receipt."""
         return self.ctx.me is None
+
+    def step_handlers(self) -> dict[str, StepHandlers]:
+        """Handlers of this op's steps (see :meth:`Op.step_handlers`)."""
+        return {
+            "blind": StepHandlers(self.make_blind, self.on_blind),
+            "pshare": StepHandlers(self.make_pshare, self.on_pshare),
+            "choose": StepHandlers(self.make_choose, self.on_choose),
+        }
 
     # step 1 --------------------------------------------------------------------------------
     def make_blind(self, st: Step) -> list[Any]:
