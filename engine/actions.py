@@ -6,12 +6,16 @@ engine checks them against public knowledge, and the resolver below it (the
 LocalDealer, or the cryptographic opening in p2p/) verifies them for real.
 
 Encoding: ``[code, field, ...]`` with tuples as arrays — arrays only, no maps or
-floats, so the bytes are canonical.
+floats, so the bytes are canonical. Each type's ``code`` is written beside its class
+(``@_wire(code, …)``) and is permanent: saved games and signed transcripts store it, so a
+code is never renumbered or reused, and a new action type takes a new one
+(tests/engine/test_wire_codes.py pins them all).
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar, get_args
 
 import msgpack
 
@@ -20,57 +24,117 @@ from engine.errors import DecodeError
 RESOLVER = -1
 """The pseudo-actor for steps decided by the resolver (seed, deal, bag, thief, reveal)."""
 
+#: Wire code of every action type (filled by :func:`_wire`).
+CODE: dict[type, int] = {}
+#: Field kinds of every action type with fields, for strict decoding: "i" int, "b" bytes,
+#: "I" tuple of ints, "II" tuple of tuples of ints.
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_BY_CODE: dict[int, type] = {}
+_T = TypeVar("_T", bound=type)
+
+
+def _eq(self: tuple[Any, ...], other: object) -> bool:
+    return type(self) is type(other) and tuple.__eq__(self, other)
+
+
+def _ne(self: tuple[Any, ...], other: object) -> bool:
+    return not _eq(self, other)
+
+
+def _hash(self: tuple[Any, ...]) -> int:
+    return hash((CODE[type(self)], tuple.__hash__(self)))
+
+
+def _wire(code: int, *fields: str) -> Callable[[_T], _T]:
+    """Register an action type under its permanent wire ``code``, with its field kinds.
+
+    A reused code or a field count that does not match the class fails at import. Also
+    makes actions of different types unequal: NamedTuples compare as plain tuples, so
+    ``Decline() == ExchangeDone()`` and ``Bid(3) == Move(3)`` would be True and any
+    ``action in legal`` check would confuse kinds. The methods are patched onto the class on
+    purpose (plain functions: no per-call overhead), hence the ignores.
+    """
+
+    def register(cls: _T) -> _T:
+        if code in _BY_CODE:
+            raise TypeError(f"wire code {code} of {cls.__name__} is already "
+                            f"{_BY_CODE[code].__name__}'s")
+        if len(fields) != len(getattr(cls, "_fields", ())):
+            raise TypeError(f"{cls.__name__}: {len(fields)} field kinds for its fields")
+        _BY_CODE[code] = cls
+        CODE[cls] = code
+        if fields:
+            _FIELDS[cls] = fields
+        cls.__eq__ = _eq  # type: ignore[method-assign,assignment]  # deliberate patch, see above
+        cls.__ne__ = _ne  # type: ignore[method-assign,assignment]  # deliberate patch, see above
+        cls.__hash__ = _hash  # type: ignore[method-assign,assignment]  # deliberate patch
+        return cls
+
+    return register
+
 
 # --- set-up (resolver) -------------------------------------------------------------
+@_wire(0, "b")
 class Seed(NamedTuple):
     """The table's public random seed (from a coin flip): lays out the tiles, picks a leader."""
 
     seed: bytes
 
 
+@_wire(1)
 class Dealt(NamedTuple):
     """Each player has drawn their hidden starting goods (handles 0..3N-1, in seat order)."""
 
 
 # --- auction -----------------------------------------------------------------------
+@_wire(2)
 class PassBid(NamedTuple):
     pass
 
 
+@_wire(3, "i")
 class Bid(NamedTuple):
     amount: int
 
 
+@_wire(4)
 class SellLead(NamedTuple):
     """The holder sells the leader pawn to the highest bidder."""
 
 
+@_wire(5)
 class KeepLead(NamedTuple):
     """The holder pays the highest bidder and stays leader."""
 
 
 # --- movement / market flow -----------------------------------------------------------
+@_wire(6, "i")
 class Move(NamedTuple):
     city: int
 
 
+@_wire(7, "i")
 class TakeTile(NamedTuple):
     tile: int
 
 
+@_wire(8)
 class PlayBarterer(NamedTuple):
     """Discard a Barterer to take (and perform) two tiles this turn."""
 
 
+@_wire(9, "i")
 class PassPawn(NamedTuple):
     to: int
 
 
 # --- performing a tile (or the printed bonus) ------------------------------------------
+@_wire(10)
 class Decline(NamedTuple):
     """Do not perform (or stop performing) the current tile."""
 
 
+@_wire(11, "i", "i")
 class UseCrook(NamedTuple):
     """Discard a Crook: goods symbol ``symbol`` on the current tile shows ``colour``."""
 
@@ -78,24 +142,28 @@ class UseCrook(NamedTuple):
     colour: int
 
 
+@_wire(12, "I")
 class Sell(NamedTuple):
     """Seller: sell these handles (claimed to be of the tile's colour)."""
 
     handles: tuple[int, ...]
 
 
+@_wire(13, "i")
 class Buy(NamedTuple):
     """Buyer: ask the bag for ``count`` goods of the tile's colour."""
 
     count: int  # type: ignore[assignment]  # wire/API field name; shadows tuple.count
 
 
+@_wire(14, "I")
 class Trade(NamedTuple):
     """Trader: give these handles (claimed to match the tile's left side, in order)."""
 
     handles: tuple[int, ...]
 
 
+@_wire(15, "i", "i", "i")
 class ExchangePair(NamedTuple):
     """Exchange up to n: give ``handle`` (claimed ``give``) for one ``receive`` from the bag."""
 
@@ -104,18 +172,22 @@ class ExchangePair(NamedTuple):
     receive: int
 
 
+@_wire(16)
 class ExchangeDone(NamedTuple):
     """Finish choosing exchange pairs; the bag is asked for all of them at once."""
 
 
+@_wire(17, "i")
 class Steal(NamedTuple):
     victim: int
 
 
+@_wire(18, "i")
 class Vizier(NamedTuple):
     colour: int
 
 
+@_wire(19, "I")
 class VizierChoice(NamedTuple):
     """One player's private choice for a Grand Vizier: reveal these handles (of its colour).
 
@@ -124,6 +196,7 @@ class VizierChoice(NamedTuple):
     handles: tuple[int, ...]
 
 
+@_wire(20, "II")
 class VizierReveals(NamedTuple):
     """Everyone's simultaneous reveal, by seat."""
 
@@ -131,18 +204,21 @@ class VizierReveals(NamedTuple):
 
 
 # --- resolutions (actor RESOLVER) ----------------------------------------------------
+@_wire(21, "I")
 class Withdrawn(NamedTuple):
     """The bag's answer to a request: these bag handles, in request order (empty: none)."""
 
     handles: tuple[int, ...]
 
 
+@_wire(22, "i")
 class Stolen(NamedTuple):
     """Index of the taken good in the victim's re-shuffled goods."""
 
     index: int  # type: ignore[assignment]  # wire/API field name; shadows tuple.index
 
 
+@_wire(23, "II")
 class FinalReveal(NamedTuple):
     """Every player's goods colours at the end, by seat, in holding order."""
 
@@ -176,76 +252,10 @@ Action = (
     | FinalReveal
 )
 
-ACTION_TYPES: tuple[type, ...] = (
-    Seed,
-    Dealt,
-    PassBid,
-    Bid,
-    SellLead,
-    KeepLead,
-    Move,
-    TakeTile,
-    PlayBarterer,
-    PassPawn,
-    Decline,
-    UseCrook,
-    Sell,
-    Buy,
-    Trade,
-    ExchangePair,
-    ExchangeDone,
-    Steal,
-    Vizier,
-    VizierChoice,
-    VizierReveals,
-    Withdrawn,
-    Stolen,
-    FinalReveal,
-)
-CODE: dict[type, int] = {t: i for i, t in enumerate(ACTION_TYPES)}
-
-
-def _eq(self: tuple[Any, ...], other: object) -> bool:
-    return type(self) is type(other) and tuple.__eq__(self, other)
-
-
-def _ne(self: tuple[Any, ...], other: object) -> bool:
-    return not _eq(self, other)
-
-
-def _hash(self: tuple[Any, ...]) -> int:
-    return hash((CODE[type(self)], tuple.__hash__(self)))
-
-
-# NamedTuples compare as plain tuples, so ``Decline() == ExchangeDone()`` and
-# ``Bid(3) == Move(3)`` would be True: any ``action in legal`` check would confuse kinds.
-# Actions of different types are never equal. The methods are patched onto the classes on
-# purpose (plain functions: no per-call overhead), hence the ignores.
-for _cls in ACTION_TYPES:
-    _cls.__eq__ = _eq  # type: ignore[method-assign,assignment]  # deliberate patch, see above
-    _cls.__ne__ = _ne  # type: ignore[method-assign,assignment]  # deliberate patch, see above
-    _cls.__hash__ = _hash  # type: ignore[method-assign,assignment]  # deliberate patch
-
-# Field kinds for strict decoding: "i" int, "b" bytes, "I" tuple of ints, "II" tuple of tuples.
-_FIELDS: dict[type, tuple[str, ...]] = {
-    Seed: ("b",),
-    Bid: ("i",),
-    Move: ("i",),
-    TakeTile: ("i",),
-    PassPawn: ("i",),
-    UseCrook: ("i", "i"),
-    Sell: ("I",),
-    Buy: ("i",),
-    Trade: ("I",),
-    ExchangePair: ("i", "i", "i"),
-    Steal: ("i",),
-    Vizier: ("i",),
-    VizierChoice: ("I",),
-    VizierReveals: ("II",),
-    Withdrawn: ("I",),
-    Stolen: ("i",),
-    FinalReveal: ("II",),
-}
+#: Every action type, by wire code.
+ACTION_TYPES: tuple[type, ...] = tuple(_BY_CODE[c] for c in sorted(_BY_CODE))
+if sorted(t.__name__ for t in get_args(Action)) != sorted(t.__name__ for t in ACTION_TYPES):
+    raise TypeError("the Action union and the @_wire-registered types differ")
 
 MAX_INT = 1 << 31
 
@@ -282,9 +292,9 @@ def from_wire(obj: Any) -> Action:
     if not isinstance(obj, list | tuple) or not obj:
         raise DecodeError("an action must be a non-empty array")
     code = _int(obj[0], "action code")
-    if not 0 <= code < len(ACTION_TYPES):
+    cls = _BY_CODE.get(code)
+    if cls is None:
         raise DecodeError(f"unknown action code {code}")
-    cls = ACTION_TYPES[code]
     kinds = _FIELDS.get(cls, ())
     if len(obj) - 1 != len(kinds):
         raise DecodeError(f"{cls.__name__}: expected {len(kinds)} fields, got {len(obj) - 1}")
