@@ -10,7 +10,7 @@ Decryption needs one share ``x_j·A`` per party; shares travel with DLEQ proofs 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 
 from . import group as g
 from .errors import MalformedInput
@@ -31,14 +31,6 @@ def label_point(label: str) -> g.Point:
 
 
 _LABELS: dict[str, g.Point] = {}
-
-
-def label_table(labels: Iterable[str]) -> dict[bytes, str]:
-    """Map plaintext point → label, used to decode decryptions."""
-    out: dict[bytes, str] = {}
-    for lab in labels:
-        out[label_point(lab)] = lab
-    return out
 
 
 def public_token(label: str, joint_key: g.Point) -> Ciphertext:
@@ -100,8 +92,3 @@ def combine(ct: Ciphertext, shares: Sequence[g.Point]) -> g.Point:
 def decrypt_with_key(ct: Ciphertext, x: g.Scalar) -> g.Point:
     """Decrypt with the full secret ``x = Σ x_j`` (auditor only, after the game)."""
     return g.sub(ct[1], g.mul(x, ct[0], "ciphertext.A"))
-
-
-def point_label(point: g.Point, table: Mapping[bytes, str]) -> str | None:
-    """Label of a plaintext point, or ``None`` if it is no label at all."""
-    return table.get(point)

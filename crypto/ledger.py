@@ -77,10 +77,3 @@ class Ledger:
     def tokens(self, z: int) -> list[Ciphertext]:
         """Ciphertexts of a zone in order."""
         return [s.ct for s in self.zone(z)]
-
-    def all_tokens(self) -> list[tuple[int, int, Ciphertext]]:
-        """``(zone, position, ciphertext)`` for bag then hands, in order."""
-        out = [(BAG, i, s.ct) for i, s in enumerate(self.bag)]
-        for p, h in enumerate(self.hands):
-            out.extend((p, i, s.ct) for i, s in enumerate(h))
-        return out

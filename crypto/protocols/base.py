@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from .. import group as g
-from ..elgamal import Ciphertext, label_point
+from ..elgamal import label_point
 from ..errors import CheatDetected, InvalidPoint, MalformedInput, ProtocolStateError
 from ..ledger import Ledger
 
@@ -229,7 +229,3 @@ class Op:
     def dleq_ctx(self, sender: int, purpose: str, *extra: object) -> list[object]:
         """Fiat–Shamir context binding a proof to game, op, sender and purpose."""
         return [self.ctx.game_id, self.index, self.name, sender, purpose, *extra]
-
-    def tokens_of(self, zone: int) -> list[Ciphertext]:
-        """Ciphertexts currently in ``zone``."""
-        return self.ledger.tokens(zone)
