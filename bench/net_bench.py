@@ -104,9 +104,9 @@ async def bench_game(players: int, mode: str, bot: str, seed: int, lam: int,
 
 
 async def bench_fuzz(count: int, seed: int) -> dict[str, Any]:
-    """Feed ``count`` mutated envelopes to a live 3-peer table mid-game (see p2p.fuzz)."""
+    """Feed ``count`` mutated envelopes to a live 3-peer table mid-game (see bench.table_fuzz)."""
+    from bench.table_fuzz import fuzz_table
     from engine.bots import make_bot
-    from p2p.fuzz import fuzz_table
     from p2p.local_table import finish_peer, make_local_setup, start_peer
 
     with tempfile.TemporaryDirectory() as root:

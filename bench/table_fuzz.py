@@ -19,11 +19,10 @@ import msgpack
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from crypto.transcript import DOMAIN, VERSION
-
-from .lockstep import ENV_TAG, SYNC_TAG
+from p2p.table.wire import ENV_TAG, SYNC_TAG
 
 if TYPE_CHECKING:
-    from .lockstep import Table
+    from p2p.table import Table
 
 _JUNK_VALUES: list[object] = [None, True, -1, 2**63, "x" * 300, b"", [], [[[]]], 1.5,
                               {"k": 1}, b"\xff" * 33]
@@ -120,10 +119,10 @@ def fuzz_table(target: Table, source: Table, count: int, seed: int) -> dict[str,
     wires = [w for w in source.log.wires() if w in held]
     for body in mutations(wires, rng, count, key, source.me, target.setup.game_id):
         n = len(target.refusals)
-        target.on_bytes(source.me, body)
+        target.inbox.on_bytes(source.me, body)
         if len(target.refusals) == n:
             unrefused += 1
     after = (target.state.hash(), len(target.log.entries), target.session.next_index,
              target.step)
     return {"unrefused": unrefused, "unchanged": before == after, "failure": target.failure,
-            "seconds": time.perf_counter() - t0, "early": target._nearly}
+            "seconds": time.perf_counter() - t0, "early": target.inbox.held}

@@ -1,11 +1,13 @@
 """Offline audit of a saved game: every signature, proof and token, and the engine replayed.
 
 :func:`audit_game` reads a self-contained ``game.silkroad`` file and runs
-:func:`crypto.audit.audit` with a hook that replays the engine alongside, exactly as the live
-table did (:mod:`p2p.lockstep`): actions are taken per step from the actor, op results become
-resolutions, and — because the auditor decrypts everything once the secrets are published —
-every hidden claim (sold goods, given goods, final reveal) is checked against the real
+:func:`crypto.audit.audit` with a hook that replays the engine alongside: actions are taken
+per step from the actor exactly as the live table takes them, and every crypto op must be
+the one the resolution script asks for (:mod:`p2p.resolution`, the same script the live
+table runs).  Because the auditor decrypts everything once the secrets are published, every
+hidden claim (sold goods, given goods, final reveal) is also checked against the real
 colours.  The first violation is reported with the party, the envelope position and the rule.
+The replay viewer (:mod:`cli.replay_net`) reads games through here too (``record=True``).
 
 Exit codes for the CLI: 0 fair, 1 unfair, 2 unreadable (:data:`EXIT_FAIR` …).
 """
@@ -14,36 +16,26 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from crypto.audit import AuditReport, EnvelopeEvent, OpEvent, Violation, audit
 from crypto.errors import CheatDetected, MalformedInput
 from crypto.transcript import signing_key
-from engine.actions import (
-    RESOLVER,
-    Action,
-    Dealt,
-    FinalReveal,
-    Seed,
-    Sell,
-    Stolen,
-    VizierReveals,
-    Withdrawn,
-    decode,
-)
-from engine.errors import DecodeError, IllegalAction
+from engine.actions import RESOLVER, Action
+from engine.errors import IllegalAction
 from engine.game import new_game, scores, winners
 from engine.rules import actors, apply, is_simultaneous
-from engine.state import BUY, TRADE, Config, GameState, Phase, make_config
+from engine.state import Config, GameState, make_config
 
+from . import resolution
 from .game import BoardMismatch, compute_game_id, game_config
-from .lockstep import action_body_ok
+from .resolution import ActionRefused, OpCall, check_move
 from .store import GameStore, StoreError, read_export
-from .zones import COLOUR_OF, LABEL_OF, ZoneMap, group_request
+from .table.wire import ACTION_KIND, action_body_ok
+from .zones import COLOUR_OF, ZoneMap
 
 EXIT_FAIR, EXIT_UNFAIR, EXIT_UNREADABLE = 0, 1, 2
-ACTION_KIND = "action"
 
 
 class _NeedMore(Exception):
@@ -65,6 +57,8 @@ class GameAuditReport:
     error: str | None = None
     #: a folder audit: why that peer's table stopped (``stopped.json``), if it did
     stopped: dict[str, Any] | None = None
+    #: the engine replay itself (its states and actions when audited with ``record=True``)
+    replay: EngineReplay | None = field(default=None, repr=False)
 
     @property
     def exit_code(self) -> int:
@@ -82,12 +76,29 @@ class GameAuditReport:
         return f"fair: {self.steps} engine steps replayed, scores {self.scores}"
 
 
+@dataclass(frozen=True)
+class _Recorded:
+    """A completed op of the transcript, handed to the resolution script."""
+
+    event: OpEvent
+    replay: EngineReplay
+
+    @property
+    def result(self) -> dict[str, Any]:
+        return self.event.result
+
+    def learned(self) -> None:
+        self.replay.learn(self.event)
+
+
 class EngineReplay:
     """The audit hook: replays the engine from action envelopes and completed ops."""
 
-    def __init__(self, players: int, config: Config | None = None) -> None:
+    def __init__(self, players: int, config: Config | None = None, record: bool = False
+                 ) -> None:
         """``config`` is the game's engine config (board and variant, see
-        :meth:`p2p.store.ExportedGame.config`); None is the default board, base rules."""
+        :meth:`p2p.store.ExportedGame.config`); None is the default board, base rules.
+        ``record`` keeps every state and action (for the replay viewer)."""
         self.n = players
         self.state = new_game(config if config is not None else make_config(players))
         self.zones = ZoneMap(players)
@@ -95,15 +106,16 @@ class EngineReplay:
         self.ops: list[OpEvent] = []
         self.op_cursor = 0
         self.actions: dict[int, deque[EnvelopeEvent]] = {}
+        #: the true colour of every handle the decrypted zones have shown so far
         self.truth: dict[int, int] = {}
-        self.secrets_seen = False
+        self.record = record
+        self.states: list[GameState] = [self.state.copy()] if record else []
+        self.applied: list[Action] = []
 
     # --- hook ----------------------------------------------------------------------------
     def __call__(self, ev: EnvelopeEvent | OpEvent) -> None:
         if isinstance(ev, OpEvent):
             self.ops.append(ev)
-            if ev.name == "secrets":
-                self.secrets_seen = True
         elif ev.envelope.kind == ACTION_KIND:
             body = ev.envelope.body
             if action_body_ok(body):
@@ -124,23 +136,11 @@ class EngineReplay:
                 raise CheatDetected(None, "engine-illegal",
                                     f"step {self.step}: {type(a).__name__}: {exc}") from exc
             self.step += 1
-            self.on_applied(a)
+            if self.record:
+                self.states.append(self.state.copy())
+                self.applied.append(a)
 
-    def on_applied(self, action: Action) -> None:
-        """Called after each replayed engine step (the replay viewer records states here)."""
-
-    # --- ops ------------------------------------------------------------------------------
-    def _op(self, name: str) -> OpEvent:
-        if self.op_cursor >= len(self.ops):
-            raise _NeedMore
-        ev = self.ops[self.op_cursor]
-        if ev.name != name:
-            raise CheatDetected(None, "op-sequence",
-                                f"step {self.step} expects op {name}, transcript has {ev.name}")
-        self.op_cursor += 1
-        return ev
-
-    def _learn(self, ev: OpEvent) -> None:
+    def learn(self, ev: OpEvent) -> None:
         """Record the true colour of every handle from the decrypted zones."""
         for z, labels in ev.zones.items():
             for h, lab in zip(self.zones.zone(z), labels, strict=False):
@@ -152,113 +152,54 @@ class EngineReplay:
         s = self.state
         acts = actors(s)
         if acts[0] == RESOLVER:
-            return self._resolve(s)
+            return self._drive(resolution.resolve(s, self.zones, self.truth.get, False))
         if is_simultaneous(s):
-            ev = self._op("sealed")
-            rev = ev.result["revealed"]
-            self._learn(ev)
-            return VizierReveals(tuple(tuple(self.zones.hands[p][i] for i in rev[p])
-                                       for p in range(self.n)))
+            return self._drive(resolution.vizier(s, self.zones, acts))
         actor = acts[0]
         queue = self.actions.get(self.step, deque())
         while True:
             if not queue:
                 raise _NeedMore
-            aev = queue[0]
-            env = aev.envelope
+            env = queue[0].envelope
             if env.sender != actor:
                 queue.popleft()  # refused live: out of turn
                 continue
             try:
-                a = decode(env.body[1])
-                trial = s.copy()
-                apply(trial, a)
-            except (DecodeError, IllegalAction):
+                a, _applied = check_move(s, env.body[1], in_place=False)
+            except ActionRefused:
                 queue.popleft()  # refused live: illegal
                 continue
             break
-        if isinstance(a, Sell):
-            assert s.tile is not None
-            self._claim(actor, a.handles, (s.tile.colour,) * len(a.handles), aev.index)
+        self._drive(resolution.claims(s, self.zones, actor, a, self.truth.get))
         queue.popleft()
         return a
 
-    def _claim(self, seat: int, handles: tuple[int, ...], claimed: tuple[int, ...],
-               where: int) -> None:
-        positions = self.zones.positions(seat, handles)
-        ev = self._op("open")
-        self._learn(ev)
-        if ev.result["zone"] != seat or list(ev.result["positions"]) != positions:
-            raise CheatDetected(None, "op-sequence", f"step {self.step}: unexpected open")
-        for h, c in zip(handles, claimed, strict=True):
-            real = self.truth.get(h)
-            if real is not None and real != c:
-                raise CheatDetected(seat, "false-claim",
-                                    f"step {self.step}: good #{h} claimed {LABEL_OF[c]} but is "
-                                    f"{LABEL_OF[real]} (action envelope #{where})")
-        self._op("return")
-        self.zones.returned(seat, positions)
+    def _drive(self, script: resolution.Script | resolution.ClaimScript) -> Any:
+        """Feed the script the transcript's ops, each checked to be the one it asks for."""
+        try:
+            call = next(script)
+            while True:
+                call = script.send(_Recorded(self._take(call), self))
+        except StopIteration as done:
+            return done.value
 
-    def _resolve(self, s: GameState) -> Action:
-        ph = s.phase
-        if ph == Phase.SEED:
-            return Seed(bytes(self._op("coinflip").result["coin"][:32]))
-        if ph == Phase.DEAL:
-            self._op("keys")
-            ev = self._op("deal")
-            self.zones.dealt(s.config.goods_each)
-            self._learn(ev)
-            return Dealt()
-        if ph == Phase.WITHDRAW:
-            assert s.pending is not None
-            purpose, request, partial = s.pending
-            ev = self._op("withdraw")
-            reqs = group_request(request)
-            per_req = self.zones.withdrawn(s.actor, ev.result["taken"])
-            self._learn(ev)
-            pools = {lab: list(hs) for (lab, _k), hs in zip(reqs, per_req, strict=True)}
-            got: list[int] = []
-            for c in request:
-                if not pools[LABEL_OF[c]]:
-                    break
-                got.append(pools[LABEL_OF[c]].pop(0))
-            if not partial and len(got) != len(request):
-                got = []
-            if got and purpose != BUY:
-                assert s.tile is not None
-                if purpose == TRADE:
-                    self._claim(s.actor, tuple(s.trade_give), tuple(s.tile.give), ev.envelope)
-                else:
-                    self._claim(s.actor, tuple(p[0] for p in s.pairs),
-                                tuple(p[1] for p in s.pairs), ev.envelope)
-            return Withdrawn(tuple(got))
-        if ph == Phase.STEAL:
-            ev = self._op("steal")
-            self.zones.stolen(s.actor, s.steal_victim, ev.result["index"], s.next_handle)
-            self._learn(ev)
-            return Stolen(ev.result["index"])
-        if ph == Phase.REVEAL:
-            colours: list[tuple[int, ...]] = []
-            for p in range(self.n):
-                if not s.goods[p]:
-                    colours.append(())
-                    continue
-                ev = self._op("open")
-                self._learn(ev)
-                by = {h: COLOUR_OF[lab] for h, lab in zip(self.zones.hands[p],
-                                                          ev.result["labels"], strict=True)}
-                for h, c in by.items():
-                    if self.truth.get(h, c) != c:
-                        raise CheatDetected(p, "reveal-mismatch", f"good #{h}")
-                colours.append(tuple(by[h] for h in s.goods[p]))
-            return FinalReveal(tuple(colours))
-        raise CheatDetected(None, "engine", f"unexpected resolver phase {ph.name}")
+    def _take(self, call: OpCall) -> OpEvent:
+        if self.op_cursor >= len(self.ops):
+            raise _NeedMore
+        ev = self.ops[self.op_cursor]
+        why = call.mismatch(ev.name, ev.args)
+        if why is not None:
+            raise CheatDetected(None, "op-sequence", f"step {self.step} {why}")
+        self.op_cursor += 1
+        return ev
 
 
 def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
-                lam: int, config: Config | None = None) -> GameAuditReport:
+                lam: int, config: Config | None = None, record: bool = False
+                ) -> GameAuditReport:
     """Audit envelopes with the engine replayed (the core of :func:`audit_game`);
-    ``config`` is the agreed board/variant (default board, base rules if None)."""
+    ``config`` is the agreed board/variant (default board, base rules if None);
+    ``record`` keeps every replayed state in the report's ``replay``."""
     pubs = []
     for seat, k in enumerate(keys):
         try:
@@ -267,12 +208,12 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
             # anybody could have signed in this seat's name: nothing it did is attributable
             return GameAuditReport(False, Violation(seat, None, None, "weak-key", str(exc)),
                                    None)
-    replay = EngineReplay(len(keys), config)
+    replay = EngineReplay(len(keys), config, record)
     rep = audit(wires, pubs, game_id, lam, replay)
     st = replay.state
     over = not actors(st)
     out = GameAuditReport(rep.fair, rep.violation, rep, engine_replayed=over, steps=replay.step,
-                          final_hash=st.hash())
+                          final_hash=st.hash(), replay=replay)
     if over:
         out.scores, out.winners = scores(st), winners(st)
     if rep.fair and not (over and rep.complete):
@@ -282,8 +223,9 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
     return out
 
 
-def audit_game(path: str | os.PathLike[str]) -> GameAuditReport:
-    """Audit a ``game.silkroad`` file; never raises for bad input (see ``exit_code``)."""
+def audit_game(path: str | os.PathLike[str], record: bool = False) -> GameAuditReport:
+    """Audit a ``game.silkroad`` file; never raises for bad input (see ``exit_code``).
+    ``record`` keeps every replayed state and action (``report.replay``)."""
     try:
         game = read_export(path)
     except StoreError as exc:
@@ -298,7 +240,7 @@ def audit_game(path: str | os.PathLike[str]) -> GameAuditReport:
         return GameAuditReport(False, Violation(None, None, None, "board", exc.reason), None)
     try:
         return audit_wires(game.wires, [e.key for e in game.roster], game.game_id, game.lam,
-                           config)
+                           config, record)
     except Exception as exc:
         return GameAuditReport(False, Violation(None, None, None, "audit-error", repr(exc)),
                                None)

@@ -8,7 +8,7 @@ from engine.actions import Action
 from engine.driver import Agent
 from engine.view import PlayerView
 
-from .lockstep import HumanDecider
+from .table import HumanDecider
 
 
 def paced(agent: Agent, delay: float) -> HumanDecider:
@@ -16,7 +16,7 @@ def paced(agent: Agent, delay: float) -> HumanDecider:
 
     Peers may share an event loop (the player's peer and the table screen, or every peer
     with ``silkroad play --one-process``), so the pause must be an ``await``: a sleep inside
-    ``Agent.choose`` would freeze everyone.  :class:`p2p.lockstep.Table` awaits its
+    ``Agent.choose`` would freeze everyone.  :class:`p2p.table.Table` awaits its
     ``human`` decider, so the paced bot is installed there."""
     async def decide(view: PlayerView, legal: list[Action]) -> Action:
         await asyncio.sleep(delay)

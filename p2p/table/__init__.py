@@ -1,19 +1,14 @@
 """The lockstep table: one peer's engine and crypto session driven by signed envelopes.
 
-Import the table's public types from here (``from p2p.table import Table, TableSetup``);
-the parts behind it are being split into collaborators (wire, inbox, outbox, acks,
-aborts, resume, loop).
+Import the table's public types from here (``from p2p.table import Table, TableSetup``).
+The parts, each with one job: :mod:`.loop` (the main loop, decisions, crypto ops),
+:mod:`.inbox`, :mod:`.outbox`, :mod:`.acks`, :mod:`.aborts`, :mod:`.resume`,
+:mod:`.waiting`, :mod:`.wire` (see docs/architecture.md).
 """
 
-from p2p.lockstep import (
-    Agent,
-    HumanDecider,
-    Refusal,
-    Table,
-    TableResult,
-    TableSetup,
-    TableStopped,
-)
+from .loop import Table
+from .outcome import Refusal, TableResult, TableStopped
+from .setup import Agent, HumanDecider, TableSetup, Transport
 
 __all__ = ["Agent", "HumanDecider", "Refusal", "Table", "TableResult", "TableSetup",
-           "TableStopped"]
+           "TableStopped", "Transport"]

@@ -1,7 +1,7 @@
 """A minimal peer for manual LAN trials and the multi-process tests.
 
-    python -m p2p.demo host --table "Friday" --seats 3 [--code CODE] [--bind 0.0.0.0]
-    python -m p2p.demo join (--table "Friday" | --connect HOST:PORT) [--code CODE]
+    python tests/p2p/demo_peer.py host --table "Friday" --seats 3 [--code CODE] [--bind 0.0.0.0]
+    python tests/p2p/demo_peer.py join (--table "Friday" | --connect HOST:PORT) [--code CODE]
 
 It seats the players, prints the authentication words, builds the mesh, broadcasts
 ``--messages`` messages, waits to receive everyone else's and exits.  Progress is printed
@@ -17,12 +17,12 @@ import sys
 import time
 from typing import Any
 
-from .connection import Listener
-from .discovery import Discovery
-from .game import GameSetup
-from .identity import Identity
-from .lobby import Table, join_discovered, join_table
-from .mesh import Mesh, PeerDown, PeerUp, Received
+from p2p.connection import Listener
+from p2p.discovery import Discovery
+from p2p.game import GameSetup
+from p2p.identity import Identity
+from p2p.lobby import Table, join_discovered, join_table
+from p2p.mesh import Mesh, PeerDown, PeerUp, Received
 
 
 def emit(**fields: Any) -> None:
@@ -120,7 +120,7 @@ async def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m p2p.demo")
+    parser = argparse.ArgumentParser(prog="demo_peer.py")
     parser.add_argument("role", choices=["host", "join"])
     parser.add_argument("--table", default="demo")
     parser.add_argument("--seats", type=int, default=3)

@@ -12,7 +12,7 @@ from engine.actions import Action, Buy, Decline, ExchangeDone, ExchangePair, Tra
 from engine.bots import make_bot
 from engine.view import PlayerView
 from p2p.local_table import LocalPeer, finish_peer, make_local_setup, start_peer
-from p2p.lockstep import Table, TableResult
+from p2p.table import Table, TableResult
 
 LAM = 8
 """Cut-and-choose rounds in tests (the verified shuffle's cost grows with it)."""

@@ -17,7 +17,7 @@ from table_kit import LAM, run
 
 from engine.actions import Action
 from p2p.local_table import run_local_game
-from p2p.lockstep import Table, TableStopped
+from p2p.table import Table, TableStopped
 
 
 def _peer_pids(root: Path) -> list[int]:

@@ -20,7 +20,8 @@ LOOPBACK = "127.0.0.1"
 
 def spawn(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "p2p.demo", *args, "--bind", LOOPBACK, "--timeout", "15"],
+        [sys.executable, str(ROOT / "tests" / "p2p" / "demo_peer.py"), *args,
+         "--bind", LOOPBACK, "--timeout", "15"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -15,7 +15,8 @@ from crypto.protocols.base import Step
 from crypto.protocols.deal import Deal
 from crypto.protocols.withdraw import Withdraw
 from engine.actions import Action
-from p2p.lockstep import ABORT_KIND, ENV_TAG, Table, TableStopped
+from p2p.table import Table, TableStopped
+from p2p.table.wire import ABORT_KIND, ENV_TAG
 
 CHEAT = 1
 VICTIM = 2
@@ -110,7 +111,7 @@ def _equivocate(t: Table, second_to: int, in_order: bool, tasks: list[Any],
     ``first_to`` (everyone if None), the second only to ``second_to``."""
     s = t.signer
     seq, prev = s.seq, s.prev
-    first = t._sign("note", ["first"])
+    first = t.outbox.sign("note", ["first"])
     s.seq, s.prev = seq, prev
     second = s.sign("note", ["second"])
     s.seq, s.prev = seq + 1, first.id
@@ -127,7 +128,7 @@ def _equivocate(t: Table, second_to: int, in_order: bool, tasks: list[Any],
         return
 
     async def after_outbox() -> None:
-        await t._drain_outbox()
+        await t.outbox.drain()
         send()  # in chain order: the second one meets the first in the receiver's log
 
     tasks.append(asyncio.get_running_loop().create_task(after_outbox()))

@@ -20,7 +20,7 @@ from p2p.errors import ProtocolError
 from p2p.game import GameParams
 from p2p.game_audit import audit_game
 from p2p.handshake import PROTOCOL_VERSION
-from p2p.lockstep import Table
+from p2p.table import Table
 
 
 def _acks(wires: list[bytes]) -> dict[int, list[int]]:
@@ -49,10 +49,10 @@ def test_unscheduled_ack_is_answered_by_every_peer(tmp_path: Path) -> None:
     chosen: list[int] = []
 
     def hook(t: Table, _a: Action) -> None:
-        if t.me == 1 and not chosen and t.step >= 10 and t.step not in t._my_hash \
-                and t.step > t._confirmed:
+        if t.me == 1 and not chosen and t.step >= 10 and t.step not in t.acks.my_hash \
+                and t.step > t.acks.confirmed:
             chosen.append(t.step)
-            t._send_ack(t.step)
+            t.acks.send(t.step)
 
     _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook), timeout=110)
     res = finished(results)

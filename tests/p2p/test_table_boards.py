@@ -20,9 +20,9 @@ from p2p.identity import Identity
 from p2p.lobby import Table as LobbyTable
 from p2p.lobby import join_table
 from p2p.local_table import run_local_game
-from p2p.lockstep import Table
 from p2p.netgame import play_setup
 from p2p.store import encode_export, read_export
+from p2p.table import Table
 
 
 def custom_board(path: Path) -> Path:

@@ -15,7 +15,7 @@ from table_kit import finished, play_tables, run
 
 from engine.actions import Action
 from p2p.game_audit import audit_game
-from p2p.lockstep import Table
+from p2p.table import Table
 
 
 class DelayedTransport:

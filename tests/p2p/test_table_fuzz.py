@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from table_kit import finished, play_tables, run
 
+from bench.table_fuzz import fuzz_table
 from engine.actions import Action
-from p2p.fuzz import fuzz_table
 from p2p.game_audit import audit_game
-from p2p.lockstep import ACTION_KIND, Table
+from p2p.table import Table
+from p2p.table.wire import ACTION_KIND
 
 FUZZ = 10_000
 

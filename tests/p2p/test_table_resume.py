@@ -9,7 +9,7 @@ from table_kit import OneDrawBot, finished, op_running, play_with_restart, run
 
 from engine.state import Phase
 from p2p.game_audit import audit_game
-from p2p.lockstep import Table
+from p2p.table import Table
 
 
 def _ok(results: list, killed: bool) -> None:

@@ -17,8 +17,8 @@ from crypto.errors import MalformedInput
 from crypto.session import TokenSession
 from engine.actions import Action
 from p2p.game_audit import audit_folder
-from p2p.lockstep import Table, TableStopped
 from p2p.store import GameStore
+from p2p.table import Table, TableStopped
 
 
 def _sessions(n: int = 3) -> list[TokenSession]:

@@ -1,0 +1,130 @@
+"""Identifiable aborts: telling the table why we stop, and judging others' accusations.
+
+A peer that catches a cheat (possibly one only it can check, docs/security.md "Deferred
+checks") signs an ``abort`` notice naming the culprit, the rule and the envelope, so the
+others confirm it from the public transcript instead of waiting on it and blaming its
+silence.  A notice is judged by re-auditing the transcript so far (or, for an
+equivocation, by checking its two signed envelopes): either the accused — or an earlier
+cheater — is confirmed, or the accuser is named for a false accusation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from crypto.audit import audit
+from crypto.errors import CheatDetected, MalformedInput
+from crypto.transcript import Envelope, EquivocationProof
+
+from .context import TableContext
+from .outcome import TableStopped
+from .wire import ABORT_KIND
+
+log = logging.getLogger("p2p.table")
+
+ABORT_WAIT = 5.0
+"""Seconds an abort notice may wait for the envelope it names before it is judged."""
+
+
+class Aborts:
+    """Our own abort notice (sent once) and our verdicts on other peers' notices."""
+
+    def __init__(self, ctx: TableContext, emit: Callable[[str, Any], None]) -> None:
+        self.ctx = ctx
+        self._emit = emit
+        self._sent = False
+        self.tasks: list[asyncio.Task[None]] = []
+        #: read by tests and tools: the abort claims this peer judged ``(accuser, verdict)``
+        self.verdicts: list[tuple[int, TableStopped]] = []
+
+    def send(self, exc: CheatDetected, env: Envelope | None,
+             proof: list[bytes] | None = None) -> None:
+        """Tell everyone, in a signed notice, that we caught ``exc`` in ``env``.  Sent once;
+        never while replaying our own past or after the table stopped."""
+        ctx = self.ctx
+        if self._sent or ctx.replaying or ctx.waiter.failure is not None:
+            return
+        self._sent = True
+        ref = None if env is None else [env.sender, env.seq, env.id]
+        body: list[Any] = [exc.culprit, str(exc.rule)[:64], str(exc.detail)[:400], ref]
+        if proof is not None:
+            body.append(proof)
+        try:
+            self._emit(ABORT_KIND, body)
+        except Exception:  # the notice is best effort; our own stop still happens
+            log.exception("seat %d could not send its abort notice", ctx.me)
+
+    def received(self, env: Envelope) -> None:
+        """Another peer stopped, accusing someone: judge the claim ourselves."""
+        if len(self.tasks) >= self.ctx.n:
+            self.ctx.refuse(env.sender, "too many abort notices")
+            return
+        self.tasks.append(asyncio.get_running_loop().create_task(self._judge(env)))
+
+    def _has(self, ref: list[Any] | None) -> bool:
+        if ref is None:
+            return True
+        sender, seq, eid = ref
+        chain = self.ctx.log.by_sender.get(sender, [])
+        return 0 <= seq < len(chain) and chain[seq].id == eid
+
+    async def _judge(self, env: Envelope) -> None:
+        """Confirm (or refute) an abort notice by auditing the public transcript so far.
+
+        The observer audit re-runs *every* public check (all shares, all blinding proofs,
+        all decks), so it names the accused cheater — or an earlier one — whenever the
+        accuser's own check was right.  If the transcript is clean the accusation is false
+        and the accuser is named: either way the table stops on a signed, checkable fact.
+        """
+        ctx = self.ctx
+        accuser = env.sender
+        culprit, rule, _detail, ref = env.body[:4]
+        if len(env.body) == 5:
+            self._judge_equivocation(accuser, culprit, rule, env.body[4])
+            return
+        deadline = time.monotonic() + ABORT_WAIT
+        while not self._has(ref) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)  # the named envelope may still be on its way
+        wires = ctx.log.wires()
+        report = await asyncio.to_thread(audit, wires, ctx.keys, ctx.setup.game_id,
+                                         ctx.setup.lam)
+        v = report.violation
+        if v is not None and v.rule != "missing-message" and v.party is not None:
+            verdict = TableStopped(v.party, v.rule,
+                                   f"confirmed from the transcript after seat {accuser}'s abort "
+                                   f"(accused seat {culprit} of {rule}): {v}")
+        else:
+            verdict = TableStopped(accuser, "false-abort",
+                                   f"seat {accuser} accused seat {culprit} of {rule!r} but the "
+                                   f"transcript so far shows no such violation ({report})")
+        self._judged(accuser, verdict)
+
+    def _judged(self, accuser: int, verdict: TableStopped) -> None:
+        """Record our verdict on ``accuser``'s abort notice and stop on it."""
+        self.verdicts.append((accuser, verdict))
+        self.ctx.stop(verdict.culprit, verdict.rule, verdict.detail)
+
+    def _judge_equivocation(self, accuser: int, culprit: Any, rule: str,
+                            proof: list[bytes]) -> None:
+        """An equivocation (or fork, rule ``bad-chain``) is proved by its two signed
+        envelopes alone: check the proof (:meth:`EquivocationProof.verify`)."""
+        ctx = self.ctx
+        who: int | None = None
+        why = ""
+        try:
+            who = EquivocationProof(proof[0], proof[1]).verify(ctx.keys, ctx.setup.game_id)
+        except MalformedInput as exc:
+            why = f" ({exc})"
+        if who is not None and who == culprit:
+            verdict = TableStopped(who, rule,
+                                   f"seat {who} signed two envelopes that cannot both be in "
+                                   f"its chain (proof sent by seat {accuser})")
+        else:
+            verdict = TableStopped(accuser, "false-abort",
+                                   f"seat {accuser} accused seat {culprit} of equivocation "
+                                   f"with a proof that does not hold{why}")
+        self._judged(accuser, verdict)

@@ -1,0 +1,531 @@
+"""The lockstep table: one peer's engine and crypto session driven by signed envelopes.
+
+Every peer runs this same loop.  The engine state decides what happens next:
+
+* ``actors == (RESOLVER,)`` — every peer runs the same crypto op(s) in the same order (the
+  resolution script, :mod:`p2p.resolution`, driven by :class:`p2p.net_resolver.NetResolver`)
+  and turns the op results into the engine resolution;
+* one seat acts — that seat's peer decides and broadcasts ``action [step, encoded action,
+  state hash before]``; every peer takes the first envelope for that step *from the actor*
+  (in the actor's chain order, so all peers pick the same one) that decodes and is legal;
+  anything else is refused with a logged reason naming the sender and the state is
+  unchanged.  Hidden claims (Sell) are opened before the action is applied;
+* the Grand Vizier — one ``sealed`` op carries everybody's simultaneous choice.
+
+The parts: :mod:`.inbox` (arriving envelopes), :mod:`.outbox` (our envelopes, write-ahead),
+:mod:`.acks` (the state-hash chain and disputes), :mod:`.aborts` (accusations),
+:mod:`.resume` (snapshots), :mod:`.waiting` (the one sleeper), :mod:`.wire` (kinds and
+shapes).  This module ties them together: the main loop, decisions and crypto ops.
+
+Why re-entrant steps: to resume after a crash a peer restores its last snapshot (taken
+*before* any of its crypto output is sent, so the snapshot always explains what it sent),
+then re-runs the current step from its start.  Ops are addressed by index: an op already in
+the session's history is reused, one in progress is awaited, only new ones are started; an
+action we already sent is taken from the transcript instead of being decided again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from crypto.errors import CheatDetected, MalformedInput, ProtocolStateError
+from crypto.session import TokenSession
+from crypto.transcript import Envelope, Equivocation, Signer, TranscriptLog
+from engine.actions import RESOLVER, Action, VizierChoice, encode
+from engine.game import new_game, scores, winners
+from engine.rules import actors, apply, is_simultaneous, legal_actions
+from engine.view import PlayerView
+
+from ..identity import Identity
+from ..net_resolver import NetResolver
+from ..resolution import ActionRefused, OpCall, check_move
+from ..store import GameStore, Secrets
+from ..zones import COLOUR_OF, ZoneMap
+from .aborts import Aborts
+from .acks import AckBook
+from .context import TableContext
+from .inbox import Inbox
+from .outbox import Outbox
+from .outcome import Refusal, TableResult, TableStopped
+from .resume import StepStart, decode_snapshot, encode_snapshot
+from .setup import Agent, HumanDecider, TableSetup, Transport
+from .waiting import Waiter
+from .wire import (
+    ABORT_KIND,
+    ACK_KIND,
+    ACTION_KIND,
+    CRYPTO_KIND,
+    MAX_QUEUED_ACTIONS,
+    abort_body_ok,
+    ack_body_ok,
+    action_body_ok,
+)
+
+log = logging.getLogger("p2p.table")
+
+
+def _settle_heap() -> None:
+    """Move everything allocated so far out of the cyclic garbage collector's reach.
+
+    A crypto step leaves thousands of long-lived containers (decoded decks, proofs, log
+    entries); with them tracked, each full collection scanned the whole heap — 50 ms pauses
+    with six peers in one process, the worst plain-move latencies.  ``gc.freeze`` only
+    stops *scanning* them: reference counting still frees them when they die, so only
+    cyclic garbage that already exists is kept until :meth:`Table.run` ends, which calls
+    ``gc.unfreeze()`` so that a process playing many games (tests, a long session) frees
+    each one.  Called after each crypto step, i.e. a few dozen times per game."""
+    gc.freeze()
+
+
+class Table:
+    """One peer of a lockstep game.  ``await run()`` plays to the end."""
+
+    def __init__(self, transport: Transport, setup: TableSetup, identity: Identity,
+                 store: GameStore | None, agent: Agent | None = None,
+                 human: HumanDecider | None = None, *, stall_timeout: float = 5.0,
+                 abandon_timeout: float = 60.0, elgamal_x: int | None = None,
+                 on_step: Callable[[Table, Action], None] | None = None) -> None:
+        self.setup = setup
+        self.me = setup.my_seat
+        self.n = setup.players
+        self.identity = identity
+        self.store = store
+        self.agent = agent
+        self.human = human
+        self.on_step = on_step
+        self.keys = setup.public_keys()
+        self.waiter = Waiter(self.me, stall_timeout, abandon_timeout)
+        self.ctx = TableContext(setup, self.keys, transport, store, self.waiter,
+                                TranscriptLog(setup.game_id, self.keys))
+        self.signer = Signer(setup.game_id, self.me,
+                             Ed25519PrivateKey.from_private_bytes(identity.to_bytes()))
+        self.session = TokenSession(setup.game_id, self.n, self.me, lam=setup.lam,
+                                    secret_key=elgamal_x)
+        self.config = setup.config()
+        self.state = new_game(self.config)
+        self.zones = ZoneMap(self.n)
+        self.step = 0
+        self.cursor = 0
+        self.resolver = NetResolver(self, setup.shuffle_mode == "verified")
+        self.outbox = Outbox(self.ctx, self.signer, self._dispatch)
+        self.inbox = Inbox(self.ctx, self._dispatch, self._on_equivocation)
+        self.acks = AckBook(self.ctx, self.state.hash(), lambda k, b: self.emit(k, b),
+                            lambda: self.step, lambda: self.state.encode())
+        self.aborts = Aborts(self.ctx, lambda k, b: self.emit(k, b))
+        self._applied_in_place = False  # _player_step applied the action already
+        self._actions: dict[int, list[Envelope]] = {}
+        self._my_actions: set[int] = set()
+        self._hash_now = self.state.hash()
+        self._start = StepStart(0, self._hash_now, self.zones.copy(), 0)
+        #: every applied action (encoded): a snapshot rebuilds the engine state from them
+        self._applied: list[bytes] = []
+        self.resumed = False
+        self._think = 0.0
+        #: per applied step: (kind, seconds incl. the ack round but not our own decision
+        #: time, crypto ops run, acting seat or -1)
+        self.step_times: list[tuple[str, float, int, int]] = []
+        #: monotonic time each step was applied here, and (our own moves) when we decided
+        self.applied_at: list[float] = []
+        self.decided_at: dict[int, float] = {}
+        self.done = False
+
+    # ================================================================ public
+    @property
+    def transport(self) -> Transport:
+        """The mesh (a test or tool may wrap it before the game starts)."""
+        return self.ctx.transport
+
+    @transport.setter
+    def transport(self, transport: Transport) -> None:
+        self.ctx.transport = transport
+
+    @property
+    def log(self) -> TranscriptLog:
+        """Every envelope of the game we hold, verified, in arrival order."""
+        return self.ctx.log
+
+    @property
+    def refusals(self) -> list[Refusal]:
+        return self.ctx.refusals
+
+    @property
+    def failure(self) -> TableStopped | None:
+        """Why the table stopped, once it has."""
+        return self.waiter.failure
+
+    @property
+    def abort_verdicts(self) -> list[tuple[int, TableStopped]]:
+        """The abort notices this peer judged: ``(accuser, verdict)``."""
+        return self.aborts.verdicts
+
+    @property
+    def x(self) -> int:
+        x = self.session.ctx.x
+        assert x is not None
+        return x
+
+    def hand(self) -> dict[int, int]:
+        """Our private knowledge ``{handle: colour}`` of our own goods (from the ledger)."""
+        slots = self.session.ledger.hands[self.me]
+        out: dict[int, int] = {}
+        for h, slot in zip(self.zones.hands[self.me], slots, strict=False):
+            lab = slot.label()
+            if lab is not None:
+                out[h] = COLOUR_OF[lab]
+        return out
+
+    def state_hash(self) -> bytes:
+        return self.state.hash()
+
+    def legal(self, seat: int) -> list[Action]:
+        return legal_actions(self.state, seat, self.hand())
+
+    def waiting_for(self) -> tuple[str, list[int]] | None:
+        """What the table is waiting for now and which seats it awaits (for the UI)."""
+        return self.waiter.waiting_for()
+
+    def abandon(self, reason: str = "abandoned by the player") -> None:
+        """Give up waiting (e.g. the UI's "abandon" after a stall): the table stops naming
+        the awaited seats; the stored transcript still audits up to here."""
+        w = self.waiting_for()
+        seats = w[1] if w else []
+        self.stop(seats[0] if seats else None, "abandoned",
+                  f"{reason}; was waiting for {w[0] if w else 'nothing'} from seats {seats}")
+
+    def stop(self, culprit: int | None, rule: str, detail: str) -> TableStopped:
+        """Stop the table (the first reason wins) and return that reason, to raise."""
+        return self.waiter.stop(culprit, rule, detail)
+
+    def refuse(self, sender: int | None, reason: str) -> None:
+        self.ctx.refuse(sender, reason)
+
+    def emit(self, kind: str, body: Any) -> None:
+        """Sign, store, process locally and send one non-crypto envelope (write-ahead:
+        :mod:`p2p.table.outbox`)."""
+        self.outbox.emit(kind, body)
+
+    async def run(self) -> TableResult:
+        """Play (or resume) to the end; raises :class:`TableStopped` if the table stops."""
+        loop = asyncio.get_running_loop()
+        pump = loop.create_task(self.inbox.pump())
+        flusher = loop.create_task(self.outbox.flusher())
+        try:
+            if self.store is not None and self.store.load_transcript():
+                self._restore()
+            elif self.store is not None:
+                self._save_secrets(None)
+            await self._play()
+        except TableStopped as exc:
+            # why the table stopped stays in the folder next to the transcript, so an
+            # audit of the folder later says who was blamed and why (abandon, timeout, cheat)
+            if self.store is not None:
+                with contextlib.suppress(OSError):
+                    self.store.write_stopped(exc.culprit, exc.rule, exc.detail, self.step,
+                                             len(self.log.entries))
+            raise
+        finally:
+            # whatever we signed (our last ack, an abort notice) still leaves, durably
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.outbox.drain(), 5.0)
+            verdict = self.acks.verdict_task
+            extra = [verdict] if verdict is not None else []
+            for task in (pump, flusher, *self.aborts.tasks, *extra):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            if self.store is not None:
+                self.store.close()
+            gc.unfreeze()  # the game's objects may be collected again (see _settle_heap)
+        export = None
+        wires = self.log.wires()
+        if self.store is not None:
+            roster, params, _seat, _gid = self.store.load_meta()
+            export = self.store.write_export(roster, params, self.setup.game_id,
+                                             self.setup.lam, wires, self.setup.board)
+        return TableResult(self.state, self.state.hash(), scores(self.state),
+                           winners(self.state), wires, export, list(self.refusals), self.step,
+                           list(self.step_times), list(self.applied_at), dict(self.decided_at))
+
+    # ================================================================ main loop
+    async def _play(self) -> None:
+        while True:
+            # _hash_now is the hash of the state after the last step
+            self._start = StepStart(self.step, self._hash_now, self.zones.copy(), self.cursor)
+            acts = actors(self.state)
+            if not acts:
+                break
+            t0, c0 = time.perf_counter(), self.cursor
+            self._think = 0.0
+            if acts[0] == RESOLVER or is_simultaneous(self.state):
+                # diverged peers must never start different crypto ops (an op mismatch
+                # would blame an honest peer): confirm every outstanding ack round first
+                await self.acks.confirm(self.step)
+            if acts[0] == RESOLVER:
+                kind = f"resolve:{self.state.phase.name}"
+                a = await self.resolver.resolve(self.state, self.zones)
+                _settle_heap()
+            elif is_simultaneous(self.state):
+                kind = "vizier"
+                a = await self.resolver.vizier(self.state, self.zones, acts)
+                _settle_heap()
+            else:
+                kind = f"action:{self.state.phase.name}"
+                a = await self._player_step(acts[0])
+            if not self._applied_in_place:
+                apply(self.state, a)
+            self._applied_in_place = False
+            self._applied.append(encode(a))
+            self.applied_at.append(time.monotonic())
+            for env in self._actions.pop(self.step, []):
+                why = "out-of-turn" if env.sender not in acts else "superseded"
+                self.refuse(env.sender, f"{why} action for step {self.step} not used")
+            self.step += 1
+            if self.cursor != c0:  # only crypto ops move goods between zones
+                self.zones.check(self.state, [[s.public for s in self.session.ledger.hands[p]]
+                                              for p in range(self.n)])
+            self._hash_now = self.state.hash()
+            after = actors(self.state)
+            crypto_next = not after or after[0] == RESOLVER or is_simultaneous(self.state)
+            await self.acks.fold(self.step, self._hash_now, crypto_next)
+            self.step_times.append((kind, time.perf_counter() - t0 - self._think,
+                                    self.cursor - c0, acts[0]))
+            if self.on_step is not None:
+                self.on_step(self, a)
+        # the secrets end the game for good: only after everybody agreed on the final state
+        await self.acks.confirm(self.step)
+        await self.op(lambda: self.session.reveal_secrets(), "secrets")
+        self.done = True
+
+    # ================================================================ decisions
+    async def decide(self) -> Action:
+        """Ask our bot or human for one of ``legal`` (think time is kept out of latencies)."""
+        t0 = time.perf_counter()
+        try:
+            view = PlayerView(self.state, self.me, self.hand())
+            return await self._decide(view, self.legal(self.me))
+        finally:
+            self._think += time.perf_counter() - t0
+
+    async def _decide(self, view: PlayerView, legal: list[Action]) -> Action:
+        while True:
+            if self.human is not None:
+                a = await self.human(view, legal)
+            elif self.agent is not None:
+                a = self.agent.choose(view, legal)
+            else:
+                raise TableStopped(self.me, "no-agent", "nobody decides for our seat")
+            if a in legal:
+                return a
+            log.warning("seat %d: decision %r is not legal; asking again", self.me, a)
+            if self.human is None:
+                raise TableStopped(self.me, "bot-illegal", f"bot chose {a!r}")
+
+    async def _player_step(self, actor: int) -> Action:
+        step = self.step
+        queue = self._actions.setdefault(step, [])
+        refused_own = 0
+        while True:
+            if actor == self.me and step not in self._my_actions:
+                a = await self.decide()
+                self.decided_at[step] = time.monotonic()
+                self.emit(ACTION_KIND, [step, encode(a), self._hash_now])
+            await self.waiter.wait(lambda: bool(queue), f"the action of seat {actor}",
+                                   lambda: [actor])
+            env = queue.pop(0)
+            if env.sender != actor:
+                self.refuse(env.sender, f"out-of-turn action for step {step} "
+                                        f"(seat {actor} is to act)")
+                continue
+            if len(env.body) == 3 and env.body[2] != self._hash_now and step > 0:
+                # the actor saw another state: we ack this round, so every peer does
+                # (closure, p2p.ack_chain) and the comparison names the odd peer by majority
+                # (raises); if it does not, the actor contradicts its own ack
+                self.acks.send(step)
+                await self.acks.confirm(step)
+                raise self.stop(actor, "desync", f"step {step}: the action's state hash differs "
+                                           "from the one its sender acknowledged")
+            try:
+                a, self._applied_in_place = check_move(self.state, env.body[1], in_place=True)
+            except ActionRefused as exc:
+                self.refuse(env.sender, f"illegal action at step {step}: {exc}")
+                if env.sender == self.me:
+                    refused_own += 1
+                    if self.human is None and refused_own > 3:
+                        # a bot would choose the same again: never spin on it
+                        raise TableStopped(self.me, "bot-illegal",
+                                           f"our moves at step {step} were refused: "
+                                           f"{exc}") from exc
+                    self._my_actions.discard(step)  # ours was refused too: decide again
+                    await asyncio.sleep(0)  # never hold the event loop while retrying
+                continue
+            break
+        await self.resolver.check(self.state, self.zones, actor, a)
+        return a
+
+    # ================================================================ crypto ops
+    async def run_op(self, call: OpCall) -> dict[str, Any]:
+        """Run the next op of the resolution script (:class:`p2p.net_resolver.OpRunner`).
+        A sealed reveal carries our private choice if we decide in it (asked only when the
+        op is new: a resumed peer's choice is already in its session)."""
+        choice: list[int] = []
+        if self.me in call.deciding and not self.op_started():
+            picked = await self.decide()
+            assert isinstance(picked, VizierChoice)
+            choice = self.zones.positions(self.me, picked.handles)
+        op = await self.op(lambda: call.start(self.session, choice), call.name)
+        result: dict[str, Any] = op.result
+        return result
+
+    async def op(self, start: Callable[[], list[Any]], what: str) -> Any:
+        """Run (or re-find, when resuming) the next crypto op of this step."""
+        idx = self.cursor
+        self.cursor += 1
+        ses = self.session
+        if idx >= ses.next_index:
+            if idx != ses.next_index:
+                raise TableStopped(None, "internal", f"op cursor {idx} skips {ses.next_index}")
+            try:
+                out = start()
+            except CheatDetected as exc:
+                self.aborts.send(exc, None)
+                raise self._crypto_failure(exc) from exc
+            except ProtocolStateError as exc:
+                raise self._crypto_failure(exc) from exc
+            self.outbox.emit_crypto(out, self._save_secrets)
+        await self.waiter.wait(lambda: len(ses.history) > idx, f"crypto op {what} #{idx}",
+                               ses.waiting_for)
+        return ses.history[idx]
+
+    def op_started(self) -> bool:
+        """Whether the op the cursor points at has already been started (resume)."""
+        return self.cursor < self.session.next_index
+
+    def _crypto_failure(self, exc: Exception) -> TableStopped:
+        f = self.session.failed
+        if f is not None:
+            return TableStopped(f.culprit, f.rule, f.detail)
+        return TableStopped(None, "crypto", str(exc))
+
+    # ================================================================ receiving
+    def _on_equivocation(self, eq: Equivocation) -> None:
+        """Only we saw both envelopes: the others get the transferable proof."""
+        self.aborts.send(eq, None, proof=eq.proof.encode())
+        self.stop(eq.culprit, eq.rule, eq.detail)
+
+    def _dispatch(self, env: Envelope) -> bool:
+        """Handle one verified envelope (ours or a peer's); True if it is an action for the
+        current step (the main loop should run now)."""
+        kind, body = env.kind, env.body
+        ctx = self.ctx
+        if kind == CRYPTO_KIND:
+            if env.sender == self.me:
+                return False
+            try:
+                out = self.session.receive(env.sender, body)
+            except CheatDetected as exc:
+                self.aborts.send(exc, env)
+                self.stop(exc.culprit, exc.rule, exc.detail)
+                return False
+            except (MalformedInput, ProtocolStateError) as exc:
+                self.refuse(env.sender, f"crypto message refused: {exc}")
+                return False
+            self.outbox.emit_crypto(out, self._save_secrets)
+        elif kind == ACTION_KIND:
+            return self._queue_action(env)
+        elif kind == ACK_KIND:
+            if not ack_body_ok(body, self.n):
+                self.refuse(env.sender, "malformed ack")
+                return False
+            self.acks.take(env.sender, body[0], env)
+        elif kind == ABORT_KIND:
+            if not abort_body_ok(body):
+                self.refuse(env.sender, "malformed abort notice")
+            elif env.sender != self.me and not ctx.replaying:
+                self.aborts.received(env)
+        else:
+            self.refuse(env.sender, f"unknown envelope kind {kind[:32]!r}")
+        return False
+
+    def _queue_action(self, env: Envelope) -> bool:
+        body = env.body
+        if not action_body_ok(body):
+            self.refuse(env.sender, "malformed action envelope")
+            return False
+        step = body[0]
+        if step < self.step:
+            if not self.ctx.replaying:
+                self.refuse(env.sender, f"action for past step {step}")
+            return False
+        pending = sum(1 for q in self._actions.values() for e in q if e.sender == env.sender)
+        if pending >= MAX_QUEUED_ACTIONS:
+            self.refuse(env.sender, "too many queued actions")
+            return False
+        self._actions.setdefault(step, []).append(env)
+        if env.sender == self.me:
+            self._my_actions.add(step)
+        return step == self.step
+
+    # ================================================================ persistence
+    def _save_secrets(self, outgoing: list[bytes] | None) -> None:
+        """Write-ahead snapshot (:mod:`p2p.table.resume`) with our secrets, just before
+        ``outgoing`` leaves; None at the start of a game (no snapshot yet)."""
+        assert self.store is not None
+        snap = None
+        if outgoing is not None:
+            snap = encode_snapshot(self.session, self._start, self._applied,
+                                   len(self.log.entries),
+                                   len(self.log.by_sender.get(self.me, [])), outgoing)
+        self.store.save_secrets(Secrets(self.identity.to_bytes(), self.x, snap))
+
+    def _restore(self) -> None:
+        """Rebuild log, session and step from the folder (see the module docstring)."""
+        store = self.store
+        assert store is not None
+        wires = store.load_transcript()
+        secrets = store.load_secrets()
+        log.info("seat %d resuming from %d stored envelopes", self.me, len(wires))
+        self.resumed = self.inbox.resumed = True
+        self.ctx.log = TranscriptLog(self.setup.game_id, self.keys)
+        for w in wires:
+            self.log.add(w)
+        processed = 0
+        if secrets.snapshot is not None:
+            r = decode_snapshot(secrets.snapshot, self.me, self.config, self.setup.game_id,
+                                self.session.ops)  # keep op classes a test or tool installed
+            self.session = r.session
+            self._applied = r.applied
+            self._start = r.start
+            missing = r.own - len(self.log.by_sender.get(self.me, []))
+            if missing > 0:
+                for w in r.outgoing[-missing:]:
+                    self.log.add(w)
+                    store.append(w)
+            processed = r.processed
+            self.state, self.zones = r.state, r.start.zones.copy()
+            self.step, self.cursor = r.start.step, r.start.cursor
+            self.acks.restart_at(r.start.step, r.chain, processed)
+            self._hash_now = self.state.hash()
+        # our signing chain continues after our last stored envelope
+        mine = self.log.by_sender.get(self.me, [])
+        self.signer.seq = len(mine)
+        if mine:
+            self.signer.prev = mine[-1].id
+        # rebuild the engine from the start if we have no snapshot (nothing crypto sent yet)
+        self.ctx.replaying = True
+        try:
+            for i, env in enumerate(self.log.entries):
+                if env.kind == CRYPTO_KIND and i < processed:
+                    continue
+                self._dispatch(env)
+        finally:
+            self.ctx.replaying = False
+        # envelopes we stored but maybe never sent reach the others through their sync
+        # requests (sent on every PeerUp), so nothing is re-broadcast here.

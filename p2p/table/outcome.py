@@ -1,0 +1,49 @@
+"""How a table ends: its result, or why it stopped, and the messages it refused."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.state import GameState
+
+
+class TableStopped(Exception):
+    """The table cannot go on: a cheat, a desync or a peer that never answered.
+
+    ``culprit`` is the seat to blame (None if unknown), ``rule`` a stable id.
+    """
+
+    def __init__(self, culprit: int | None, rule: str, detail: str) -> None:
+        who = "unattributed" if culprit is None else f"seat {culprit}"
+        super().__init__(f"{who}: {rule}: {detail}")
+        self.culprit = culprit
+        self.rule = rule
+        self.detail = detail
+
+
+@dataclass
+class Refusal:
+    """An envelope the table refused (never fatal): who sent it and why."""
+
+    sender: int | None
+    reason: str
+
+
+@dataclass
+class TableResult:
+    """The end of one peer's game."""
+
+    state: GameState
+    state_hash: bytes
+    scores: list[int]
+    winners: list[int]
+    transcript: list[bytes]
+    export: Path | None
+    refusals: list[Refusal] = field(default_factory=list)
+    steps: int = 0
+    step_times: list[tuple[str, float, int, int]] = field(default_factory=list)
+    #: ``time.monotonic()`` when each step was applied here (system-wide clock, so peers in
+    #: different processes on one host compare), and when we decided each of our moves
+    applied_at: list[float] = field(default_factory=list)
+    decided_at: dict[int, float] = field(default_factory=dict)
