@@ -574,7 +574,14 @@ def _pawn_to(s: GameState, to: int) -> None:
     s.holder = to
     s.actor = -1
     if s.board.only_end_next(s.city):
-        s.phase = PH_REVEAL  # Decision: no auction before a forced move into the end
+        # Decision: no auction before a forced move into the end.  As at the end of every
+        # market, the receiver collects the turn tokens; the caravan then goes on to the
+        # end city, where the game ends (RULES.md: "with the caravan standing in the end
+        # city").
+        s.tokens = [0] * s.players
+        s.city = s.board.end
+        s.visit += 1
+        s.phase = PH_REVEAL
     else:
         _begin_auction(s)
 
