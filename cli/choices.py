@@ -61,7 +61,21 @@ def choices_for(view: PlayerView, legal: Sequence[Action], names: Sequence[str])
         out.append(_choice(view, a, names))
     if s.phase == Phase.BID:
         out.sort(key=lambda c: 0 if isinstance(c.action, PassBid) else 1)
+    # Declining gives nothing: last, so a slip of the first key never throws a tile away
+    out.sort(key=lambda c: 1 if isinstance(c.action, Decline) else 0)
     return out
+
+
+def goods_noun(colour: int, k: int) -> str:
+    """``jewels`` names the colour; one of them is a ``jewel`` ("buy 1 jewel")."""
+    name = COLOURS[colour]
+    return name[:-1] if k == 1 and name == "jewels" else name
+
+
+def with_article(colour: int) -> str:
+    """``a silk``, ``an ivory``, ``a jewel``."""
+    noun = goods_noun(colour, 1)
+    return ("an " if noun[0] in "aeiou" else "a ") + noun
 
 
 def _choice(view: PlayerView, a: Action, names: Sequence[str]) -> Choice:
@@ -100,11 +114,12 @@ def _choice(view: PlayerView, a: Action, names: Sequence[str]) -> Choice:
     if isinstance(a, Sell):
         assert s.tile is not None
         k = len(a.handles)
-        return Choice(a, f"sell {k} {COLOURS[s.tile.colour]} (+${sell_income(k)})", f"sell {k}")
+        return Choice(a, f"sell {k} {goods_noun(s.tile.colour, k)} (+${sell_income(k)})",
+                      f"sell {k}")
     if isinstance(a, Buy):
         assert s.tile is not None
-        return Choice(a, f"buy {a.count} {COLOURS[s.tile.colour]} (-${buy_cost(a.count)})",
-                      f"buy {a.count}")
+        return Choice(a, f"buy {a.count} {goods_noun(s.tile.colour, a.count)} "
+                      f"(-${buy_cost(a.count)})", f"buy {a.count}")
     if isinstance(a, Trade):
         assert s.tile is not None
         give = "+".join(COLOURS[c] for c in s.tile.give)
@@ -113,7 +128,8 @@ def _choice(view: PlayerView, a: Action, names: Sequence[str]) -> Choice:
         return Choice(a, f"{again}: {give} → {recv}", "trade")
     if isinstance(a, ExchangePair):
         g, r = COLOURS[a.give], COLOURS[a.receive]
-        return Choice(a, f"{g} → {r}", f"exchange {g}>{r}", group=f"give a {g}…")
+        return Choice(a, f"{g} → {r}", f"exchange {g}>{r}",
+                      group=f"give {with_article(a.give)}…")
     if isinstance(a, ExchangeDone):
         pairs = ", ".join(f"{COLOURS[g]}→{COLOURS[r]}" for _, g, r in s.pairs)
         return Choice(a, f"done: exchange {pairs}", "done")
@@ -124,6 +140,6 @@ def _choice(view: PlayerView, a: Action, names: Sequence[str]) -> Choice:
         return Choice(a, f"Grand Vizier on {COLOURS[a.colour]}", f"vizier {COLOURS[a.colour]}")
     if isinstance(a, VizierChoice):
         k = len(a.handles)
-        c = COLOURS[s.vizier_colour]
-        return Choice(a, f"show {k} {c}" if k else "show none", f"reveal {k}")
+        return Choice(a, f"show {k} {goods_noun(s.vizier_colour, k)}" if k else "show none",
+                      f"reveal {k}")
     return Choice(a, type(a).__name__, type(a).__name__.lower())

@@ -36,7 +36,21 @@ ALIASES = {
     "rob": "steal",
     "ex": "exchange",
 }
-META = ("help", "quit", "abandon")
+META = ("help", "quit", "abandon", "city")
+VERB_PHRASE = {
+    "done": "finish an exchange",
+    "keep": "keep the lead",
+    "sell-lead": "sell the lead",
+    "give": "pass the pawn",
+    "move": "move the caravan",
+    "take": "take a tile",
+    "reveal": "show goods to a Grand Vizier",
+    "vizier": "call a Grand Vizier",
+    "crook": "play a Crook",
+    "barterer": "play a Barterer",
+    "decline": "decline anything",
+}
+"""How "you cannot … now" reads for verbs that are not a verb phrase on their own."""
 LETTER = {"i": 0, "s": 1, "f": 2, "j": 3, "p": 4}
 
 
@@ -120,7 +134,7 @@ class CommandParser:
         if not cands:
             if not self.legal:
                 raise CommandError("it is not your turn")
-            raise CommandError(f"you cannot {verb} now; {self._can()}")
+            raise CommandError(f"you cannot {VERB_PHRASE.get(verb, verb)} now; {self._can()}")
         handler = getattr(self, "_" + verb.replace("-", "_"), None)
         if handler is None or (not args and len(cands) == 1):
             if len(cands) == 1:
@@ -267,6 +281,10 @@ class CommandCompleter(Completer):
                         ) -> Iterable[Completion]:
         parser = self._source()
         text = document.text_before_cursor.lower()
+        if not text.strip() and not complete_event.completion_requested:
+            # an empty line is where the menu's digit keys work: a popup listing every
+            # command there (e.g. right after Enter cleared the line) would hide the menu
+            return
         if parser is None:
             cmds: list[tuple[str, str]] = []
         else:

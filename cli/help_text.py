@@ -1,30 +1,36 @@
-"""The help overlay: a one-screen rules summary and the keys (fits 80x24)."""
+"""The help overlay's pages: the screen and keys first, then the rules (``cli.rules_text``).
+
+Paged (→/PgDn next, ←/PgUp back, ↑↓ scroll a page a small window cannot hold) so the
+whole rulebook a player needs is one key away without leaving the table.
+"""
 
 from __future__ import annotations
 
+from cli.rules_text import HELP_PAGES
 from cli.theme import GOODS_LEGEND, LEGEND
 
-HELP = f"""\
- SILK ROAD — lead the caravan from start to end; the richest merchant wins.
- Each city: AUCTION for the lead (the pawn holder sells it to the top
- bidder or pays them to keep it) → the leader MOVES the caravan one arrow →
- MARKET: the leader takes a tile and may perform it, then passes the pawn to
- someone who has not acted (3 players: twice). Crooks/Barterers are kept.
- Seller: 4,3,2,1… silver per good. Buyer: 1,2,3,4… silver per good.
- Trader: give left, get right, once or twice. Thief: take a random good.
- Grand Vizier: choose a colour, all reveal at once: most +5, second +3.
- End: 1 point per silver and per good, +2 per colour where you hold the most.
+KEYS_PAGE = f"""\
+SILK ROAD — lead the caravan from start to end; the richest merchant wins.
+Each city: AUCTION for the lead → the leader MOVES the caravan → MARKET:
+tiles to buy, sell, trade, steal and call the Grand Vizier (rules: → next
+pages). Crooks and Barterers are kept to play later (page 4).
 
- Map   ▶ caravan  › next cities  · passed   * city has a printed exchange
-       {LEGEND}
-       {GOODS_LEGEND}
- Panel $ money  g goods  ♛ leader pawn  ● turn tokens  ?n unseen goods
-       C Crooks  B Barterers held;  ▶ whose turn it is
+Map   ▶ caravan  › next cities  · passed  ↓↙↘ roads onward
+      * the city has a printed exchange (i: inspect a city in words)
+      {LEGEND}
+      {GOODS_LEGEND}
+Panel $ money  g goods  ♛ leader pawn  ● turn tokens  ?n unseen goods
+      C Crooks  B Barterers held;  ▶ whose turn it is
 
- Keys  1-9,0 pick a menu entry   ←→↑↓ move   Enter pick / run the command
-       or type a command, Tab completes: bid 3, pass, sell-lead, keep,
-       move samarkand, take 2, take seller, sell 2, buy 3, trade, decline,
-       exchange silk>spice, done, steal bo, vizier spice, reveal 2,
-       crook 0 silk, barterer, give bo
-       Esc back  ? or F1 help  q or Ctrl-Q quit  a abandon a stalled peer
-"""
+Keys  1-9 pick a menu entry (0: more entries)  ←→↑↓ move  Enter pick
+      or type a command (Tab completes; typed commands run at once):
+      bid 3, pass, sell-lead, keep, move samarkand, take 2, sell 2,
+      buy 3, trade, decline, exchange silk>spice, done, steal bo,
+      vizier spice, reveal 2, crook 0 silk, barterer, give bo, city kashgar
+      i inspect a city  PgUp/PgDn scroll the log  Esc back
+      ? or F1 help  q or Ctrl-Q quit  a abandon a stalled peer"""
+
+PAGES: tuple[tuple[str, str], ...] = (("Screen and keys", KEYS_PAGE), *HELP_PAGES)
+
+HELP = KEYS_PAGE + "\n"
+"""The first page alone (kept for callers that show one screen of help)."""

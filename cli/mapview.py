@@ -71,7 +71,8 @@ def city_label(board: Board, c: int) -> str:
 
 
 def _cell(
-    s: GameState, c: int, route: Sequence[int], ahead: set[int], name_w: int
+    s: GameState, c: int, route: Sequence[int], ahead: set[int], name_w: int,
+    roads: str = "", roads_w: int = 0,
 ) -> StyleAndTextTuples:
     board = s.board
     nexts = board.succ[s.city] if s.phase != s.phase.OVER else ()
@@ -97,6 +98,9 @@ def _cell(
         nstyle += " class:city.next"
     frags: StyleAndTextTuples = [(mstyle, mark), ("", " "), (nstyle, city_label(board, c))]
     frags.append(("", " " * (name_w - len(city_label(board, c)) + 1)))
+    if roads_w:
+        frags.append(("class:route" if c not in ahead else "class:road", f"{roads:<{roads_w}}"))
+        frags.append(("", " "))
     tiles = s.layout[c]
     for i, tid in enumerate(tiles):
         t = board.tileset.tiles[tid]
@@ -139,22 +143,61 @@ def city_row(board: Board, city: int) -> int:
     return next(r for r, row in enumerate(board_rows(board)) if city in row)
 
 
+def _positions(board: Board, rows: list[list[int]], name_w: int, full: int
+               ) -> dict[int, int]:
+    """Each city's cell start column (as :func:`render_map` draws it): the first city of a
+    row at 0, the next ones in fixed columns, a lone city centred over the first column."""
+    x: dict[int, int] = {}
+    for row in rows:
+        if len(row) == 1:
+            x[row[0]] = (full + 1) // 2 - full // 4
+            continue
+        for i, c in enumerate(row):
+            x[c] = i * (full + 1)
+    return x
+
+
+def road_glyphs(board: Board) -> dict[int, str]:
+    """Every city's roads onward as arrows pointing where the map draws their ends:
+    ``↓`` the city below, ``↙``/``↘`` one to the left/right.  The two columns of the map
+    cannot show diagonal roads with lines in the rows it has, so each city says where its
+    roads go (the inspector, key ``i``, names them)."""
+    rows = board_rows(board)
+    name_w = max(len(city_label(board, c)) for c in range(len(board.cities)))
+    x = _positions(board, rows, name_w, 2 + name_w)
+    centre = {c: x[c] + 2 + len(city_label(board, c)) // 2 for c in x}
+    out: dict[int, str] = {}
+    for c in range(len(board.cities)):
+        glyphs = []
+        for n in sorted(board.succ[c], key=lambda n: (centre[n], n)):
+            dx = centre[n] - centre[c]
+            glyphs.append("↓" if abs(dx) <= 3 else ("↘" if dx > 0 else "↙"))
+        out[c] = "".join(glyphs)
+    return out
+
+
 def render_map(
     s: GameState, route: Sequence[int] = (), width: int | None = None,
-    height: int | None = None,
+    height: int | None = None, roads: bool = True,
 ) -> StyleAndTextTuples:
     """The map, one line per row; a row's second city starts in a fixed column.
 
-    With ``height`` (lines available) a taller board shows a window of rows around the
-    caravan (:func:`map_window`), with a muted line saying how many rows are hidden."""
+    Each city shows its roads onward (:func:`road_glyphs`), so diagonal roads such as
+    Yumen → Dunhuang are visible.  With ``height`` (lines available) a taller board shows
+    a window of rows around the caravan (:func:`map_window`), with a muted line saying how
+    many rows are hidden.  ``roads=False`` leaves the arrows out (a narrow terminal at a
+    five-tile table: the inspector still names every road)."""
     board = s.board
     rows = board_rows(board)
     first, end = map_window(len(rows), city_row(board, s.city), height)
     ahead = reachable(board, s.city)
     name_w = max(len(city_label(board, c)) for c in range(len(board.cities)))
-    cells = [[_cell(s, c, route, ahead, name_w) for c in row] for row in rows]
+    glyphs = road_glyphs(board) if roads else {}
+    roads_w = max((len(g) for g in glyphs.values()), default=0)
+    cells = [[_cell(s, c, route, ahead, name_w, glyphs.get(c, ""), roads_w) for c in row]
+             for row in rows]
     # Columns sized for a full city, so the map does not shift as tiles are taken.
-    full = 2 + name_w + 1 + 3 * s.config.tiles_per_city - 1
+    full = 2 + name_w + 1 + (roads_w + 1 if roads_w else 0) + 3 * s.config.tiles_per_city - 1
     col_w = [full, full, full]
     for row in cells:
         for i, cell in enumerate(row[:3]):
@@ -181,9 +224,3 @@ def render_map(
         left = len(rows) - end
         out.append(("class:muted", f"\n  ↓ {left} more row{'s' * (left > 1)} ahead"))
     return out
-
-
-def map_width(s: GameState) -> int:
-    """Columns the map needs (widest row), so the players panel can take the rest."""
-    text = "".join(t for _, t, *_ in render_map(s))
-    return max(len(line) for line in text.split("\n"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from cli.choices import goods_noun
 from engine.actions import (
     Action,
     Bid,
@@ -43,12 +44,6 @@ from engine.state import BUY, EXCHANGE, TRADE, GameState, Phase
 from engine.tiles import BARTERER, CROOK, describe_tile
 
 
-def goods_words(colours: Sequence[int]) -> str:
-    """``[1, 1, 4]`` -> ``"2 silk, 1 spice"`` (colour order, for stable logs)."""
-    c = Counter(colours)
-    return ", ".join(f"{c[k]} {COLOURS[k]}" for k in sorted(c)) or "nothing"
-
-
 def arrow_words(give: Sequence[int], receive: Sequence[int]) -> str:
     return "+".join(COLOURS[c] for c in give) + " → " + "+".join(COLOURS[c] for c in receive)
 
@@ -61,6 +56,7 @@ class Narrator:
         self.viewer = viewer
 
     def who(self, seat: int) -> str:
+        """A seat at the start of a sentence ("You", "Marco")."""
         if seat == self.viewer:
             return "You"
         return self.names[seat]
@@ -148,8 +144,8 @@ class Narrator:
             assert b.tile is not None
             k = len(a.handles)
             return [
-                f"{self.who(b.actor)} {self._v('sell', b.actor)} {k} {COLOURS[b.tile.colour]} "
-                f"for {sell_income(k)}."
+                f"{self.who(b.actor)} {self._v('sell', b.actor)} {k} "
+                f"{goods_noun(b.tile.colour, k)} for {sell_income(k)}."
             ]
         if isinstance(a, Buy | Trade | ExchangePair | ExchangeDone):
             return []  # told when the bag answers (Withdrawn)
@@ -182,7 +178,7 @@ class Narrator:
                         " but the bag has none."]
             short = f" (the bag had only {got})" if got < asked else ""
             return [
-                f"{who} {self._v('buy', b.actor)} {got} {COLOURS[request[0]]} "
+                f"{who} {self._v('buy', b.actor)} {got} {goods_noun(request[0], got)} "
                 f"for {buy_cost(got)}{short}."
             ]
         if purpose == TRADE:
@@ -235,16 +231,11 @@ class Narrator:
 
     def _final(self, s: GameState) -> list[str]:
         assert s.final is not None
-        if s.city == s.board.end:
-            lines = [f"The caravan reaches {s.board.cities[s.city]}. Everyone reveals their goods."]
-        else:
-            lines = [
-                f"Only the road to {s.board.cities[s.board.end]} is left: the journey ends in "
-                f"{s.board.cities[s.city]}. Everyone reveals their goods."
-            ]
+        lines = [f"The journey ends in {s.board.cities[s.board.end]}. Everyone reveals "
+                 "their goods."]
         table = score_lines(s.money, s.final)
         win = winners_of([ln.total for ln in table])
-        names = " and ".join(self.who(p) for p in win)
+        names = " and ".join(self.who(p) if i == 0 else self._obj(p) for i, p in enumerate(win))
         verb = "win" if len(win) > 1 or win[0] == self.viewer else "wins"
         lines.append(f"{names} {verb} with {table[win[0]].total} points.")
         return lines
@@ -259,10 +250,11 @@ class Narrator:
                 p = b.bid_order[i]
                 out.append(f"{self.who(p)} cannot outbid and {self._v('pass', p)}.")
             if s.phase not in (Phase.BID, Phase.CHOOSE) and s.high_bidder < 0:
-                out.append(f"Nobody bids: {self.who(s.holder)} {self._v('stay', s.holder)} leader.")
+                out.append(f"Nobody bids: {self._obj(s.holder)} {self._v('stay', s.holder)} "
+                           "leader.")
             elif s.phase not in (Phase.BID, Phase.CHOOSE) and s.holder != b.holder:
                 out.append(
-                    f"{self.who(b.holder)} cannot pay to keep the lead: {self.who(s.holder)} "
+                    f"{self.who(b.holder)} cannot pay to keep the lead: {self._obj(s.holder)} "
                     f"{self._v('take', s.holder)} it for {s.high_bid}."
                 )
         if s.phase == Phase.CHOOSE and b.phase == Phase.BID:
@@ -271,14 +263,15 @@ class Narrator:
                 f"{self.who(s.holder)} {self._v('sell', s.holder)} or "
                 f"{self._v('keep', s.holder)} the lead."
             )
-        if s.city == b.city:
+        if s.city == b.city or (s.phase == Phase.REVEAL and b.phase != Phase.MOVE):
             if (
                 s.phase in (Phase.TAKE, Phase.PERFORM)
                 and b.actor != s.actor
                 and not isinstance(a, PassPawn)
             ):
                 out.append(f"The pawn goes to {self._obj(s.actor)}.")
-            gone = set(b.layout[s.city]) - set(s.layout[s.city])
+            here = b.city
+            gone = set(b.layout[here]) - set(s.layout[here])
             if isinstance(a, TakeTile):
                 gone.discard(a.tile)
             kept_by = [
@@ -286,7 +279,7 @@ class Narrator:
                 if s.crooks[p] > b.crooks[p] or len(s.barterers[p]) > len(b.barterers[p])
             ]
             taker = kept_by[0] if kept_by else s.actor
-            if len(gone) == 1 and taker >= 0 and s.layout[s.city] == [] and (
+            if len(gone) == 1 and taker >= 0 and s.layout[here] == [] and (
                 (s.tile is not None and s.tile.id in gone) or kept_by
             ):
                 t = s.board.tileset.tiles[next(iter(gone))]
@@ -301,11 +294,11 @@ class Narrator:
                 )
         market = (Phase.DEAL, Phase.TAKE, Phase.PERFORM, Phase.PASS, Phase.WITHDRAW,
                   Phase.STEAL, Phase.VIZIER)
-        if b.phase in market and (
+        if b.phase in market and s.phase != Phase.REVEAL and (
             s.phase in (Phase.BID, Phase.CHOOSE) or (s.phase == Phase.MOVE or s.city != b.city)
         ):
             line = (
-                f"Auction for the lead: {self.who(s.holder)} "
+                f"Auction for the lead: {self._obj(s.holder)} "
                 f"{self._v('hold', s.holder)} the pawn"
             )
             if s.phase == Phase.BID:
@@ -319,13 +312,23 @@ class Narrator:
                 line += "; nobody can bid."
             out.append(line)
         if s.city != b.city and not isinstance(a, Move):
-            out.append(f"The caravan follows the only road to {s.board.cities[s.city]}.")
+            if s.city == s.board.end and b.phase in market:
+                out.append(f"The last market is over: the caravan goes on to "
+                           f"{s.board.cities[s.city]}.")
+            else:
+                out.append(f"The caravan follows the only road to {s.board.cities[s.city]}.")
         if s.city != b.city and s.city != s.board.end:
             pr = s.board.printed[s.city]
             if pr is not None:
                 out.append(
-                    f"{s.board.cities[s.city]} offers its {describe_tile(pr)} to "
-                    f"{self._obj(s.actor)} first."
+                    f"{s.board.cities[s.city]}'s printed {describe_tile(pr)} is the leader's "
+                    f"bonus: {self._obj(s.actor)} may use it before taking a tile."
+                )
+            if s.board.only_end_next(s.city):
+                end = s.board.cities[s.board.end]
+                out.append(
+                    f"This is the last market: from {s.board.cities[s.city]} every road leads "
+                    f"to {end}, so the game ends after it (no more auctions)."
                 )
         return out
 

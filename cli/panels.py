@@ -15,7 +15,7 @@ from prompt_toolkit.formatted_text.utils import fragment_list_width
 from cli.session import SeatInfo
 from cli.theme import GOOD_LETTER, GOOD_STYLE
 from engine.colours import COLOURS, NCOLOURS
-from engine.prices import buy_cost, sell_income
+from engine.prices import sell_income
 from engine.scoring import score_lines, winners_of
 from engine.state import GameState, Phase
 from engine.tiles import BUYER, EXCHANGE, SELLER, THIEF, TRADER, VIZIER, describe_tile
@@ -66,8 +66,11 @@ def render_players(
     waiting: Sequence[int],
     hands: dict[int, dict[int, int]] | None = None,
     width: int = 28,
+    hide_money: bool = False,
 ) -> StyleAndTextTuples:
-    """Two lines per player. ``hands`` (replay/auditor) shows those seats' colours too."""
+    """Two lines per player. ``hands`` (replay/auditor) shows those seats' colours too.
+    ``hide_money`` (a table that keeps money behind the screens, as the rulebook does)
+    shows other players' money as ``$?`` until the final reveal."""
     s = view.state
     out: StyleAndTextTuples = []
     pawn = pawn_seat(s) if s.phase not in (Phase.SEED, Phase.DEAL) else -1
@@ -82,7 +85,8 @@ def render_players(
             name = name[: name_w - 1] + "~"
         out.append(("class:player.turn" if turn else "", "▶" if turn else " "))
         out.append((base + (" class:player.turn" if turn else ""), f"{name:<{name_w}}"))
-        out.append(("class:money", f" ${s.money[p]:<3}"))
+        money = "?" if hide_money and p != me and s.final is None else str(s.money[p])
+        out.append(("class:money", f" ${money:<3}"))
         out.append(("", f"{len(s.goods[p]):>3}g "))  # ">3": "$123" keeps a space before
         out.append(("class:pawn", PAWN if p == pawn else " "))
         out.append(("class:muted", TOKEN * s.tokens[p]))
@@ -212,7 +216,3 @@ def decision_title(view: PlayerView, names: Sequence[str], mine: bool,
             return f"{name}: call it on which colour? (everyone then shows that colour)"
         return f"{where}{name}"
     return ""
-
-
-def buy_label(colour: int, k: int) -> str:
-    return f"buy {k} {COLOURS[colour]} (-${buy_cost(k)})"

@@ -10,12 +10,12 @@ same screen serves the in-process table today and the networked one later.
 from __future__ import annotations
 
 import asyncio
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.data_structures import Point
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
@@ -37,9 +37,10 @@ from prompt_toolkit.widgets import Frame, TextArea
 
 from cli.choices import Choice
 from cli.commands_parse import CommandCompleter, CommandError, CommandParser
-from cli.help_text import HELP
+from cli.help_text import PAGES
 from cli.mapview import board_rows, render_map
 from cli.panels import decision_title, render_players, render_scores
+from cli.rules_text import city_details
 from cli.screen import screen_size
 from cli.session import (
     Event,
@@ -52,15 +53,25 @@ from cli.session import (
     TableSession,
 )
 from cli.theme import STYLE, color_depth, legend_lines
-from engine.actions import Action
+from engine.actions import Action, Decline, ExchangeDone, ExchangePair
+from engine.colours import COLOURS
 from engine.errors import IllegalAction
 from engine.state import Phase
+from engine.tiles import BARTERER, CROOK
 
 MENU_ROWS = 3
 KEYS = "1234567890"
 FIXED_ROWS = 1 + 1 + 2 + 1 + MENU_ROWS + 1
 """Screen lines that are not the map: header, banner, log (at least 2), title, menu and
 the command line.  The map gets what is left (a tall board scrolls, see ``render_map``)."""
+PANEL_MIN = 24
+"""Columns the players' panels keep beside the map (names stay readable)."""
+MIN_SIZE = (80, 24)
+"""The smallest terminal the full table fits; below it a compact table says so."""
+UNDO_SECONDS = 2.5
+"""How long a declined tile (picked from the menu) waits for Esc before it is declined."""
+AUTO_SECONDS = 1.0
+"""How long a prompt with only one possible choice shows before it plays itself."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +102,15 @@ class TableApp:
         self.route: list[int] = []
         self.stack: list[str] = []  # open submenu (group title)
         self.sel = 0
-        self.overlay: str | None = None  # "help", "quit" or "abandon"
+        self.overlay: str | None = None  # "help", "quit", "abandon", "city" or "confirm"
+        self.help_page = 0
+        self.help_scroll = 0
+        self.inspect = 0  # the city the inspector shows
+        self.confirm: Choice | None = None  # a menu pick waiting for y (overlay "confirm")
+        self.undo: tuple[Choice, asyncio.TimerHandle] | None = None  # a decline Esc can stop
+        self.log_scroll = 0  # log lines scrolled back from the newest (PgUp/PgDn)
+        self.end_note: tuple[str, ...] = ()  # how the game ended, shown over the scores
+        self._auto: asyncio.TimerHandle | None = None
         self.version = 0
         self._parser: tuple[int, list[Action], CommandParser] | None = None
         self.pending: asyncio.Task[None] | None = None
@@ -141,6 +160,8 @@ class TableApp:
         return out
 
     def my_turn(self) -> bool:
+        if self.fatal:
+            return False
         p = self.parser()
         return p is not None and bool(p.legal)
 
@@ -149,14 +170,22 @@ class TableApp:
         """Apply one session event to the screen state (also called directly by tests)."""
         if isinstance(ev, StateChanged):
             self.log.extend(ev.lines)
+            if ev.lines and self.log_scroll:
+                self.log_scroll += len(ev.lines)  # scrolled back: keep the same lines shown
             self.back = None
-            city = self.session.view().state.city
+            state = self.session.view().state
+            city = state.city
             if not self.route or self.route[-1] != city:
                 self.route.append(city)
+            if state.phase == Phase.OVER and ev.lines:
+                self.end_note = ev.lines
         elif isinstance(ev, Status):
             self.status = ev if ev.text else None
         elif isinstance(ev, PeerLink):
-            if ev.connected:
+            if self.ended():
+                # peers leave once the game is over (or stopped): that is normal, not news
+                self.away.pop(ev.seat, None)
+            elif ev.connected:
                 self.away.pop(ev.seat, None)
                 self.back = f"{ev.name} is back at the table."
                 self.log.append(f"{ev.name} reconnected.")
@@ -169,14 +198,61 @@ class TableApp:
         elif isinstance(ev, GameOver):
             self.over = True
             self.stack = []
+            self.away.clear()
         elif isinstance(ev, SessionError):
             self.log.append(f"! {ev.text}")
             if ev.fatal:
                 self.fatal = ev.text
         self.version += 1
+        if not self.input.text:
+            # a new prompt: a popup left from the previous one would cover the new menu
+            self.input.buffer.cancel_completion()
         if not self.stack or not any(e.choice for e in self.entries()):
             self.stack = []
         self.sel = min(self.sel, max(0, len(self.entries()) - 1))
+        if self.confirm is not None and self.confirm.action not in self.session.legal():
+            self.confirm = None  # the question no longer applies
+            if self.overlay == "confirm":
+                self.overlay = None
+        self._plan_auto()
+
+    def ended(self) -> bool:
+        """Whether the game is over or the table stopped (nothing more will be played)."""
+        return self.over or self.fatal is not None or \
+            self.session.view().state.phase == Phase.OVER
+
+    def _plan_auto(self) -> None:
+        """A prompt with exactly one possible choice (e.g. "stop trading") plays it after
+        :data:`AUTO_SECONDS` unless the player acts first: nothing to decide, no key to
+        wait for."""
+        if self._auto is not None:
+            self._auto.cancel()
+            self._auto = None
+        legal = self.session.legal() if not self.ended() else []
+        if len(legal) != 1 or self.undo is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        version = self.version
+        only = legal[0]
+
+        def fire() -> None:
+            self._auto = None
+            if self.version != version or self.session.legal() != [only] or \
+                    self.overlay is not None or self.input.text or self.pending_busy():
+                return
+            p = self.parser()
+            choice = next((c for c in p.choices if c.action == only), None) if p else None
+            if choice is not None:
+                self.act(choice)
+                self.app.invalidate()
+
+        self._auto = loop.call_later(AUTO_SECONDS, fire)
+
+    def pending_busy(self) -> bool:
+        return self.pending is not None and not self.pending.done()
 
     async def _pump(self) -> None:
         async for ev in self.session.events():
@@ -201,6 +277,9 @@ class TableApp:
         self.app.invalidate()
 
     def pick(self, index: int) -> None:
+        """A menu pick (digit or Enter): a slip must be recoverable, so a pick that throws
+        a tile away waits :data:`UNDO_SECONDS` for Esc, and one that runs an exchange asks
+        first (it cannot be undone and may give back just what it takes)."""
         entries = self.entries()
         if not entries:
             self.error = "nothing to choose now: " + self.title_text()
@@ -214,7 +293,65 @@ class TableApp:
             self.sel = 0
             self.error = ""
         elif e.choice is not None:
-            self.act(e.choice)
+            if self.confirm_text(e.choice):
+                self.confirm = e.choice
+                self.overlay = "confirm"
+                self.error = ""
+            elif self.declines_tile(e.choice):
+                self.start_undo(e.choice)
+            else:
+                self.act(e.choice)
+
+    def declines_tile(self, choice: Choice) -> bool:
+        """Whether ``choice`` throws away a tile just taken, for nothing in return."""
+        s = self.session.view().state
+        return (isinstance(choice.action, Decline) and s.phase == Phase.PERFORM
+                and not s.printed and not s.trades_done and s.tile is not None
+                and s.tile.kind not in (CROOK, BARTERER))
+
+    def confirm_text(self, choice: Choice) -> str:
+        """The question to ask before ``choice``, or "" (no question)."""
+        s = self.session.view().state
+        a = choice.action
+        pairs = [(g, r) for _, g, r in s.pairs]
+        if isinstance(a, ExchangePair) and s.tile is not None and len(pairs) + 1 >= s.tile.n:
+            pairs.append((a.give, a.receive))
+        elif not isinstance(a, ExchangeDone):
+            return ""
+        words = ", ".join(f"{COLOURS[g]} → {COLOURS[r]}" for g, r in pairs)
+        gives = sorted(g for g, _ in pairs)
+        gets = sorted(r for _, r in pairs)
+        note = "\n You would get back exactly what you give." if gives == gets else ""
+        return f" Exchange {words}?{note}\n It cannot be undone."
+
+    def start_undo(self, choice: Choice) -> None:
+        self.cancel_undo()
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            if self.undo is not None and self.undo[0] is choice:
+                self.undo = None
+                if choice.action in self.session.legal():
+                    self.act(choice)
+                self.app.invalidate()
+
+        self.undo = (choice, loop.call_later(UNDO_SECONDS, fire))
+        self.error = ""
+
+    def cancel_undo(self) -> bool:
+        if self.undo is None:
+            return False
+        self.undo[1].cancel()
+        self.undo = None
+        return True
+
+    def undo_now(self) -> None:
+        """Enter while a decline waits: do it now."""
+        if self.undo is not None:
+            choice = self.undo[0]
+            self.cancel_undo()
+            if choice.action in self.session.legal():
+                self.act(choice)
 
     def run_command(self, text: str) -> None:
         word = text.strip().lower()
@@ -226,6 +363,10 @@ class TableApp:
             return
         if word == "abandon":
             self.ask_abandon()
+            return
+        first = word.split()[0] if word.split() else ""
+        if first in ("city", "inspect", "look"):
+            self.open_inspector(word[len(first):].strip())
             return
         if self.over:
             self.error = "the game is over; press q to leave"
@@ -242,11 +383,39 @@ class TableApp:
 
     def _on_enter(self, buf: Buffer) -> bool:
         text = buf.text
+        buf.cancel_completion()  # the next prompt starts without the last one's popup
         if text.strip():
             self.run_command(text)
+        elif self.undo is not None:
+            self.undo_now()
         else:
             self.pick(self.sel)
         return False  # clear the line
+
+    def open_inspector(self, name: str = "") -> None:
+        """The city inspector: a city (the caravan's, or one named) in full words."""
+        s = self.session.view().state
+        board = s.board
+        city = s.city
+        if name:
+            from cli.choices import slug
+
+            key = slug(name)
+            hits = [i for i, c in enumerate(board.cities) if slug(c).startswith(key)]
+            if len(hits) != 1:
+                names = ", ".join(board.cities[i] for i in hits) or "no such city"
+                self.error = f"which city? {names}" if hits else f"'{name}': no such city"
+                return
+            city = hits[0]
+        self.inspect = city
+        self.overlay = "city"
+        self.error = ""
+
+    def _inspect_step(self, delta: int) -> None:
+        """The next city in map order (row by row), wrapping around."""
+        order = [c for row in board_rows(self.session.view().state.board) for c in row]
+        i = order.index(self.inspect) if self.inspect in order else 0
+        self.inspect = order[(i + delta) % len(order)]
 
     def stalled(self) -> bool:
         """Whether the session says a peer has kept the table waiting (offer "abandon")."""
@@ -292,12 +461,15 @@ class TableApp:
         quitting = Condition(lambda: self.overlay == "quit")
         helping = Condition(lambda: self.overlay == "help")
         abandoning = Condition(lambda: self.overlay == "abandon")
+        inspecting = Condition(lambda: self.overlay == "city")
+        confirming = Condition(lambda: self.overlay == "confirm")
         stalled = Condition(self.stalled)
 
         for i, key in enumerate(KEYS):
             def _pick(event: KeyPressEvent, i: int = i) -> None:
-                page = self._page()
-                self.pick(page[0] + i)
+                start, _size = self._page()
+                self.cancel_undo()
+                self.pick(start + i)
             kb.add(key, filter=empty)(_pick)
 
         def mover(delta: Callable[[], int]) -> Callable[[KeyPressEvent], None]:
@@ -312,10 +484,38 @@ class TableApp:
         kb.add("up", filter=empty)(mover(lambda: -self._cols()))
         kb.add("down", filter=empty)(mover(lambda: self._cols()))
 
+        @kb.add("+", filter=empty)
+        def _next_page(event: KeyPressEvent) -> None:
+            """More menu entries than keys (bids above 9): the next page, round again."""
+            n = len(self.entries())
+            start, size = self._page()
+            self.sel = start + size if start + size < n else 0
+
+        @kb.add("-", filter=empty)
+        def _prev_page(event: KeyPressEvent) -> None:
+            n = len(self.entries())
+            start, size = self._page()
+            self.sel = start - size if start else max(0, (n - 1) // size * size)
+
+        @kb.add("pageup")
+        def _log_back(event: KeyPressEvent) -> None:
+            self.log_scroll = min(self.log_scroll + max(1, self._log_rows() - 1),
+                                  max(0, len(self._log_lines()) - self._log_rows()))
+
+        @kb.add("pagedown")
+        def _log_forward(event: KeyPressEvent) -> None:
+            self.log_scroll = max(0, self.log_scroll - max(1, self._log_rows() - 1))
+
+        @kb.add("i", filter=empty)
+        def _inspect(event: KeyPressEvent) -> None:
+            self.open_inspector()
+
         @kb.add("?", filter=empty)
         @kb.add("f1")
         def _help(event: KeyPressEvent) -> None:
             self.overlay = None if self.overlay == "help" else "help"
+            self.help_page = 0
+            self.help_scroll = 0
 
         @kb.add("q", filter=empty)
         @kb.add("c-q")
@@ -348,14 +548,57 @@ class TableApp:
         def _keep_waiting(event: KeyPressEvent) -> None:
             self.overlay = None
 
+        @kb.add("y", filter=confirming)
+        @kb.add("Y", filter=confirming)
+        @kb.add("enter", filter=confirming)
+        def _yes_confirm(event: KeyPressEvent) -> None:
+            choice, self.confirm, self.overlay = self.confirm, None, None
+            if choice is not None and choice.action in self.session.legal():
+                self.act(choice)
+
+        @kb.add("<any>", filter=confirming)
+        def _no_confirm(event: KeyPressEvent) -> None:
+            self.confirm, self.overlay = None, None
+
+        def helper(delta: int, scroll: int = 0) -> Callable[[KeyPressEvent], None]:
+            def _turn(event: KeyPressEvent) -> None:
+                if scroll:
+                    self.help_scroll = max(0, self.help_scroll + scroll)
+                else:
+                    self.help_page = (self.help_page + delta) % len(PAGES)
+                    self.help_scroll = 0
+            return _turn
+
+        for key in ("right", "pagedown", " ", "n"):
+            kb.add(key, filter=helping)(helper(1))
+        for key in ("left", "pageup", "p"):
+            kb.add(key, filter=helping)(helper(-1))
+        kb.add("down", filter=helping)(helper(0, 1))
+        kb.add("up", filter=helping)(helper(0, -1))
+
         @kb.add("<any>", filter=helping)
         def _close_help(event: KeyPressEvent) -> None:
             self.overlay = None
 
+        for key in ("right", "down", " ", "n"):
+            kb.add(key, filter=inspecting)(lambda e: self._inspect_step(1))
+        for key in ("left", "up", "p"):
+            kb.add(key, filter=inspecting)(lambda e: self._inspect_step(-1))
+
+        @kb.add("<any>", filter=inspecting)
+        def _close_city(event: KeyPressEvent) -> None:
+            self.overlay = None
+
         @kb.add("escape", eager=True)
         def _esc(event: KeyPressEvent) -> None:
-            if self.overlay is not None:
+            buf = self.input.buffer
+            if self.cancel_undo():
+                pass  # a decline waiting for its countdown: the tile is kept
+            elif buf.complete_state is not None:
+                buf.cancel_completion()  # Esc first closes an open popup
+            elif self.overlay is not None:
                 self.overlay = None
+                self.confirm = None
             elif self.input.text:
                 self.input.text = ""
             elif self.stack:
@@ -371,6 +614,16 @@ class TableApp:
 
     def _height(self) -> int:
         return screen_size()[1]
+
+    def small(self) -> bool:
+        """A terminal under :data:`MIN_SIZE`: the compact table (log, menu, command line)
+        with a line saying what size the full table needs."""
+        w, h = screen_size()
+        return w < MIN_SIZE[0] or h < MIN_SIZE[1]
+
+    def hidden_money(self) -> bool:
+        """The table agreed to hide other players' money (``--money hidden``)."""
+        return bool(getattr(self.session, "hidden_money", False))
 
     def _body_height(self) -> int:
         """Lines for the map and the panels: the board's rows, or what the screen leaves
@@ -392,11 +645,16 @@ class TableApp:
         return max(1, self._width() // self._colw())
 
     def _page(self) -> tuple[int, int]:
-        size = self._cols() * MENU_ROWS
+        """The menu page holding the selection: (first entry, entries per page).  A page
+        has at most one entry per key (1-9, 0); ``+``/``-`` turn pages, so every entry —
+        a bid of 14 too — is a key or two away."""
+        size = max(1, min(self._cols() * MENU_ROWS, len(KEYS)))
         start = (self.sel // size) * size
         return start, size
 
     def title_text(self) -> str:
+        if self.fatal:
+            return "The table has stopped. Press q to leave."
         view = self.session.view()
         waiting = self.session.waiting_for()
         return decision_title(view, self.session.names, self.my_turn(), waiting)
@@ -412,16 +670,30 @@ class TableApp:
             Phase.VIZIER: "Grand Vizier", Phase.WITHDRAW: "market", Phase.STEAL: "market",
             Phase.OVER: "game over", Phase.REVEAL: "final reveal",
         }.get(s.phase, "setting up")
+        if phase == "market" and board.only_end_next(s.city):
+            phase = "LAST market"
         left = f" SILK ROAD │ {city} · stop {min(s.visit, stops)}/{stops} │ {phase}"
         turn = "  ▶ YOUR TURN" if self.my_turn() else ""
         right = "? help  q quit "
-        pad = max(1, self._width() - len(left) - len(turn) - len(right))
+        width = self._width()
+        if len(left) + len(turn) + len(right) > width:
+            right = ""
+            left = left.replace("SILK ROAD │ ", "")[: max(0, width - len(turn))]
+        pad = max(1, width - len(left) - len(turn) - len(right))
         return [("class:status", left), ("class:status.turn", turn),
                 ("class:status", " " * pad + right)]
 
     def banner(self) -> StyleAndTextTuples:
         if self.fatal:
             return [("class:banner.bad", f" {self.fatal} — press q to leave ")]
+        if self.small():
+            w, h = screen_size()
+            return [("class:banner.bad", f" Window {w}×{h}: the full table needs "
+                                         f"{MIN_SIZE[0]}×{MIN_SIZE[1]}; please enlarge it ")]
+        if self.undo is not None:
+            what = self.undo[0].label
+            return [("class:banner.bad", f" {what.capitalize()} in a moment — Esc keeps the "
+                                         "tile, Enter: now ")]
         if self.away:
             names = ", ".join(self.away.values())
             return [("class:banner.bad", f" {names} disconnected — waiting for them to "
@@ -443,13 +715,24 @@ class TableApp:
     def map_text(self) -> StyleAndTextTuples:
         s = self.session.view().state
         if s.phase == Phase.OVER and s.final is not None:
-            return render_scores(s, self.session.names, self.session.seat)
-        return render_map(s, self.route, height=self._body_height())
+            out: StyleAndTextTuples = []
+            for line in self.end_note[:-1]:  # how it ended (the last line names the winner)
+                out.append(("class:log.me", "  " + line + "\n"))
+            out.extend(render_scores(s, self.session.names, self.session.seat))
+            return out
+        return render_map(s, self.route, height=self._body_height(), roads=self.roads())
+
+    def roads(self) -> bool:
+        """Whether the map draws its road arrows: when the players' panels keep room for
+        names (at least :data:`PANEL_MIN` columns); else the inspector names the roads."""
+        s = self.session.view().state
+        return self._width() - _text_width(render_map(s, self.route)) - 1 >= PANEL_MIN
 
     def players_text(self) -> StyleAndTextTuples:
         view = self.session.view()
         out = render_players(view, self.session.seats, self.session.seat,
-                             self.session.waiting_for(), width=self._panel_width())
+                             self.session.waiting_for(), width=self._panel_width(),
+                             hide_money=self.hidden_money())
         if self._legend_in_panel():
             lines = legend_lines(self._panel_width() - 1)
             s = view.state
@@ -475,8 +758,7 @@ class TableApp:
         if s.phase == Phase.OVER:
             return self._width()  # the score table replaces map and panels
         # the whole map's width (every row), so the panels do not shift as the map scrolls
-        text = "".join(t for _, t, *_ in render_map(s, self.route))
-        return max(len(x.rstrip()) for x in text.split("\n")) + 1
+        return _text_width(render_map(s, self.route, roads=self.roads())) + 1
 
     def legend(self) -> StyleAndTextTuples:
         out: StyleAndTextTuples = []
@@ -487,19 +769,45 @@ class TableApp:
 
     def legend_visible(self) -> bool:
         s = self.session.view().state
-        return s.phase != Phase.OVER and not self._legend_in_panel()
+        return s.phase != Phase.OVER and not self._legend_in_panel() and not self.small()
 
-    def log_text(self) -> StyleAndTextTuples:
-        out: StyleAndTextTuples = []
-        tail = self.log[-60:]
-        first = len(self.log) - len(tail)
-        for i, line in enumerate(tail):
-            if i:
-                out.append(("", "\n"))
-            style = "class:log.new" if first + i >= self.seen else "class:log"
+    def _log_rows(self) -> int:
+        """The log window's height as last drawn (a guess before the first draw)."""
+        info = self.log_window.render_info
+        if info is not None:
+            return max(1, info.window_height)
+        return 6
+
+    def _log_lines(self) -> list[tuple[str, str]]:
+        """The log as screen rows: (style, text), wrapped at word boundaries to the width,
+        continuation rows indented; lines that touch the player highlighted."""
+        width = max(20, self._width() - 2)
+        rows: list[tuple[str, str]] = []
+        for i, line in enumerate(self.log[-400:], start=max(0, len(self.log) - 400)):
+            style = "class:log.new" if i >= self.seen else "class:log"
+            if touches_me(line):
+                style = "class:log.me"
             if line.startswith("!"):
                 style = "class:error"
-            out.append((style, " " + line))
+            parts = textwrap.wrap(line, width, subsequent_indent="   ",
+                                  break_on_hyphens=False) or [""]
+            rows.extend((style, " " + part) for part in parts)
+        return rows
+
+    def log_text(self) -> StyleAndTextTuples:
+        rows = self._log_lines()
+        height = self._log_rows()
+        scroll = min(self.log_scroll, max(0, len(rows) - height))
+        end = len(rows) - scroll
+        shown = rows[max(0, end - height): end]
+        if scroll and shown:
+            shown[-1] = ("class:muted", f" ── {scroll} newer line{'s' * (scroll > 1)} below: "
+                                        "PgDn ──")
+        out: StyleAndTextTuples = []
+        for i, (style, text) in enumerate(shown):
+            if i:
+                out.append(("", "\n"))
+            out.append((style, text))
         return out
 
     def title(self) -> StyleAndTextTuples:
@@ -513,13 +821,14 @@ class TableApp:
     def menu_text(self) -> StyleAndTextTuples:
         entries = self.entries()
         if not entries:
-            if self.over:
-                return [("class:muted", " q: leave the table   ?: help")]
+            if self.over or self.fatal:
+                return [("class:muted", " q: leave the table   ?: help   PgUp: the log")]
             return [("class:muted", " (nothing to do until it is your turn — ? shows the help)")]
         start, size = self._page()
         cols, colw = self._cols(), self._colw()
         out: StyleAndTextTuples = []
         page = entries[start : start + size]
+        only = len(entries) == 1 and entries[0].choice is not None and not self.stack
         for r in range(MENU_ROWS):
             if r:
                 out.append(("", "\n"))
@@ -535,14 +844,51 @@ class TableApp:
                 out.append(("class:menu.key", f" {key} "))
                 out.append(("class:menu.sel" if sel else "", label))
                 out.append(("", " " * (colw - 3 - len(label))))
+        if only:
+            out.append(("class:muted", "  (the only choice: it plays itself)"))
         more = len(entries) - (start + size)
         if more > 0 or start:
             out.append(("class:muted", f"   ({start + 1}-{start + len(page)} of "
-                                       f"{len(entries)}; arrows for more)"))
+                                       f"{len(entries)}; + more, - back)"))
         return out
+
+    def help_text(self) -> StyleAndTextTuples:
+        """The help page, wrapped to the overlay and scrolled (↑↓) if it does not fit."""
+        text = PAGES[self.help_page][1]
+        width = max(20, self._width() - 4)
+        lines: list[str] = []
+        for raw in text.split("\n"):
+            lines.extend(textwrap.wrap(raw, width, subsequent_indent="  ",
+                                       drop_whitespace=False) or [""])
+        room = max(1, self._height() - 3)
+        self.help_scroll = min(self.help_scroll, max(0, len(lines) - room))
+        shown = lines[self.help_scroll: self.help_scroll + room]
+        if len(lines) > room:
+            shown[-1] = f"  (↑↓ scroll: lines {self.help_scroll + 1}-" \
+                        f"{self.help_scroll + room - 1} of {len(lines)})"
+        return [("class:overlay", " " + "\n ".join(shown))]
+
+    def help_title(self) -> str:
+        title = PAGES[self.help_page][0]
+        return (f"Help {self.help_page + 1}/{len(PAGES)}: {title} — → next page, "
+                "any other key closes")
+
+    def city_text(self) -> StyleAndTextTuples:
+        s = self.session.view().state
+        width = max(20, self._width() - 6)
+        lines: list[str] = []
+        for raw in city_details(s, self.inspect, self.route):
+            lines.extend(textwrap.wrap(raw, width, subsequent_indent="     ") or [""])
+        lines.append("")
+        lines.append("←→ another city   any other key closes")
+        room = max(2, self._height() - 4)
+        if len(lines) > room:
+            lines = [*lines[: room - 2], "…", lines[-1]]
+        return [("class:overlay", " " + "\n ".join(lines))]
 
     def _layout(self) -> FloatContainer:
         playing = Condition(lambda: self.session.view().state.phase != Phase.OVER)
+        big = Condition(lambda: not self.small())
         body = VSplit([
             Window(FormattedTextControl(self.map_text), width=lambda: self._map_width()),
             ConditionalContainer(VSplit([
@@ -550,31 +896,33 @@ class TableApp:
                 Window(FormattedTextControl(self.players_text)),
             ]), filter=playing),
         ], height=lambda: Dimension.exact(self._body_height()))
-        log_control = FormattedTextControl(
-            self.log_text,
-            get_cursor_position=lambda: _last_line(self.log_text()),
-            show_cursor=False,
-        )
+        self.log_window = Window(FormattedTextControl(self.log_text),
+                                 height=Dimension(min=1, weight=1))
         main = HSplit([
             Window(FormattedTextControl(self.header), height=1, style="class:status"),
             ConditionalContainer(
                 Window(FormattedTextControl(self.banner), height=1),
                 filter=Condition(lambda: bool(self.banner())),
             ),
-            body,
+            ConditionalContainer(body, filter=big),
             ConditionalContainer(
                 Window(FormattedTextControl(self.legend),
                        height=lambda: len(legend_lines(self._width() - 2))),
                 filter=Condition(self.legend_visible),
             ),
-            Window(log_control, height=Dimension(min=2, weight=1), wrap_lines=True),
+            self.log_window,
             Window(FormattedTextControl(self.title), height=1),
             Window(FormattedTextControl(self.menu_text), height=MENU_ROWS),
             self.input,
         ])
         help_box = Frame(
-            Window(FormattedTextControl(HELP), style="class:overlay"),
-            title="Help — any key closes",
+            Window(FormattedTextControl(self.help_text), style="class:overlay"),
+            title=self.help_title,
+            style="class:overlay",
+        )
+        city_box = Frame(
+            Window(FormattedTextControl(self.city_text), style="class:overlay"),
+            title="City",
             style="class:overlay",
         )
         abandoning_now = Condition(lambda: self.overlay == "abandon")
@@ -593,16 +941,31 @@ class TableApp:
             title="Abandon the table",
             style="class:overlay",
         )
+        confirm_box = Frame(
+            Window(FormattedTextControl(lambda: (
+                (self.confirm_text(self.confirm) if self.confirm else "")
+                + "\n\n  y or Enter: do it    any other key: back ")),
+                height=5, width=min(60, max(20, self._width() - 2)), style="class:overlay"),
+            title="Are you sure?",
+            style="class:overlay",
+        )
         return FloatContainer(
             content=main,
             floats=[
                 Float(xcursor=True, ycursor=True,
-                      content=CompletionsMenu(max_height=6, scroll_offset=1)),
+                      content=ConditionalContainer(
+                          CompletionsMenu(max_height=6, scroll_offset=1),
+                          filter=Condition(lambda: bool(self.input.text)
+                                           and self.overlay is None))),
                 Float(ConditionalContainer(help_box, filter=Condition(
                     lambda: self.overlay == "help")), top=0, bottom=0, left=0, right=0),
+                Float(ConditionalContainer(city_box, filter=Condition(
+                    lambda: self.overlay == "city")), top=1, bottom=1, left=1, right=1),
                 Float(ConditionalContainer(quit_box, filter=Condition(
                     lambda: self.overlay == "quit"))),
                 Float(ConditionalContainer(abandon_box, filter=abandoning_now)),
+                Float(ConditionalContainer(confirm_box, filter=Condition(
+                    lambda: self.overlay == "confirm"))),
             ],
         )
 
@@ -618,10 +981,18 @@ class TableApp:
         return result or "quit"
 
 
-def _last_line(frags: StyleAndTextTuples) -> Point:
-    """Where the log's cursor sits: its last line, so the window scrolls to the newest."""
-    lines = sum(t.count("\n") for _, t, *_ in frags)
-    return Point(x=0, y=lines)
+def _text_width(frags: StyleAndTextTuples) -> int:
+    text = "".join(t for _, t, *_ in frags)
+    return max(len(x.rstrip()) for x in text.split("\n"))
+
+
+def touches_me(line: str) -> bool:
+    """Whether a log line is about the player (the narrator says "You"/"you"/"your"), is
+    a Grand Vizier's payout, or tells how the game ends: those are highlighted."""
+    words = set(line.replace(",", " ").replace(".", " ").replace("—", " ").split())
+    return bool(words & {"You", "you", "your", "Your"}) or line.startswith(
+        ("Grand Vizier on", "This is the last market")) or "reveals their goods" in line \
+        or " win" in line
 
 
 async def run_table(session: TableSession) -> str:

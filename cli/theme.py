@@ -146,6 +146,8 @@ STYLE = Style.from_dict(
         "pawn": "#ffd700 bold",
         "log": "",
         "log.new": "bold",
+        "log.me": "#ffd75f bold",
+        "road": "#a8a8a8",
         "menu.key": "bold #5fd7ff",
         "menu.sel": "reverse",
         "menu.title": "bold",

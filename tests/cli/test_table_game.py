@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from prompt_toolkit.application import create_app_session
-from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.input import PipeInput, create_pipe_input
 
 from cli.choices import Choice
 from cli.table_app import KEYS, TableApp
@@ -49,6 +49,18 @@ async def _menu_path(app: TableApp, choice: Choice) -> str:
     return keys
 
 
+async def _answer(app: TableApp, inp: PipeInput) -> None:
+    """A menu pick that asks first (an exchange) is confirmed with y; a decline waiting
+    for Esc is done at once with Enter."""
+    await asyncio.sleep(0.01)
+    await until(lambda: app.overlay == "confirm" or app.undo is not None
+                or not app.my_turn() or app.version > 0, 2)
+    if app.overlay == "confirm":
+        inp.send_text("y")
+    elif app.undo is not None:
+        inp.send_text("\r")
+
+
 async def play_one(players: int, seed: int, covered: set[str]) -> TableApp:
     with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
         session = make_session(players, seed)
@@ -74,6 +86,8 @@ async def play_one(players: int, seed: int, covered: set[str]) -> TableApp:
                     sub = [e.choice for e in app.entries()]
                     j = sub.index(choice)
                     inp.send_text(KEYS[j] if j < len(KEYS) else RIGHT * j + "\r")
+            await _answer(app, inp)
+
             def moved(n0: int = n0) -> bool:
                 return len(session.log) > n0 or bool(app.error)
 
