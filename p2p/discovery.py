@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -43,6 +43,10 @@ SERVICE_TYPE = "_silkroad._tcp.local."
 MAX_TXT = 200
 MAX_NAME = 40
 PHASES = ("lobby", "playing")
+MAX_TABLES = 256
+"""Tables a browser keeps at most (the LAN, not this program, decides how many exist)."""
+MAX_EVENTS = 256
+"""Unread browser events kept at most; :attr:`TableBrowser.tables` stays the truth."""
 
 
 def _clip_utf8(text: str, limit: int) -> str:
@@ -107,6 +111,10 @@ class TableAd:
         if len(ad.fingerprint) != 32 or any(c not in "0123456789abcdef" for c in ad.fingerprint):
             raise ValueError("bad fingerprint")
         return ad
+
+
+TableFilter = Callable[[TableAd], bool]
+"""Which advertised tables a browser reports (e.g. only one test run's own tables)."""
 
 
 @dataclass(frozen=True)
@@ -229,23 +237,29 @@ class Discovery:
         if current is not None:
             await (await self.aiozc.async_unregister_service(current))
 
-    def browse(self, *, resolve_timeout: float = 3.0) -> TableBrowser:
-        """A browser of tables; use ``async with`` and iterate its events."""
-        return TableBrowser(self, resolve_timeout)
+    def browse(self, *, resolve_timeout: float = 3.0,
+               match: TableFilter | None = None) -> TableBrowser:
+        """A browser of tables; use ``async with`` and iterate its events.  ``match``
+        keeps only the tables it accepts (the others are never reported)."""
+        return TableBrowser(self, resolve_timeout, match)
 
 
 class TableBrowser:
     """Streams :class:`TableEvent` and keeps :attr:`tables` (instance → TableInfo) current.
 
     Records with a malformed TXT (another program, another version's format) are logged and
-    skipped; they never reach the caller as tables.
+    skipped; they never reach the caller as tables, and neither do tables ``match``
+    rejects.  Both the table map and the event queue are bounded (:data:`MAX_TABLES`,
+    :data:`MAX_EVENTS`): the LAN decides how many records arrive.
     """
 
-    def __init__(self, discovery: Discovery, resolve_timeout: float) -> None:
+    def __init__(self, discovery: Discovery, resolve_timeout: float,
+                 match: TableFilter | None = None) -> None:
         self._discovery = discovery
         self._timeout_ms = int(resolve_timeout * 1000)
+        self._match = match
         self._browser: AsyncServiceBrowser | None = None
-        self._events: asyncio.Queue[TableEvent] = asyncio.Queue()
+        self._events: asyncio.Queue[TableEvent] = asyncio.Queue(MAX_EVENTS)
         self._pending: set[asyncio.Task[None]] = set()
         self.tables: dict[str, TableInfo] = {}
 
@@ -291,7 +305,7 @@ class TableBrowser:
         # zeroconf calls handlers synchronously inside the loop: never await here.
         if state_change is ServiceStateChange.Removed:
             if self.tables.pop(name, None) is not None:
-                self._events.put_nowait(TableEvent("removed", name))
+                self._event(TableEvent("removed", name))
             return
         task = asyncio.get_running_loop().create_task(self._resolve(zeroconf, name))
         self._pending.add(task)
@@ -307,6 +321,8 @@ class TableBrowser:
         except (ValueError, UnicodeDecodeError) as exc:
             log.info("ignoring %s: bad TXT record (%s)", name, exc)
             return
+        if self._match is not None and not self._match(ad):
+            return
         addresses = tuple(a for a in info.parsed_addresses() if ":" not in a)
         if not addresses or info.port is None:
             log.info("ignoring %s: no IPv4 address or port", name)
@@ -315,5 +331,14 @@ class TableBrowser:
         old = self.tables.get(name)
         if old == table:
             return
+        if old is None and len(self.tables) >= MAX_TABLES:
+            log.info("ignoring %s: already %d tables in view", name, MAX_TABLES)
+            return
         self.tables[name] = table
-        self._events.put_nowait(TableEvent("updated" if old else "added", name, table))
+        self._event(TableEvent("updated" if old else "added", name, table))
+
+    def _event(self, event: TableEvent) -> None:
+        """Queue an event; when nobody reads, the oldest goes (``tables`` keeps the state)."""
+        if self._events.full():
+            self._events.get_nowait()
+        self._events.put_nowait(event)

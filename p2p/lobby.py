@@ -62,6 +62,8 @@ from .mesh import RosterEntry
 log = logging.getLogger("p2p.lobby")
 LOBBY = b"lobby"
 MAX_NAME = 32
+MAX_INBOX = 8
+"""Unread lobby messages kept per joiner: the protocol needs three, more is a flood."""
 
 
 def _clean_name(name: Any) -> str:
@@ -79,7 +81,7 @@ class _Seat:
     port: int
     commitment: bytes
     conn: Connection | None = None
-    inbox: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    inbox: asyncio.Queue[Any] = field(default_factory=lambda: asyncio.Queue(MAX_INBOX))
     board_digest: bytes | None = None
 
 
@@ -261,11 +263,17 @@ class Table:
         self._refresh()
         try:
             while True:
-                seat.inbox.put_nowait(await conn.recv())
+                msg = await conn.recv()
+                if seat.inbox.full():
+                    reason = "sent more lobby messages than the protocol has"
+                    break
+                seat.inbox.put_nowait(msg)
         except (P2PError, OSError) as exc:
             reason = getattr(exc, "reason", str(exc))
         finally:
             await conn.aclose()
+        if seat.inbox.full():  # the leaving notice must get through
+            seat.inbox.get_nowait()
         seat.inbox.put_nowait(LobbyError(f"{seat.name} left: {reason}"))
         if not self.started and seat in self.seated:
             self.seated.remove(seat)
