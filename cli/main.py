@@ -15,7 +15,16 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
-from cli import cmd_audit, cmd_bench, cmd_net, cmd_play, cmd_replay, cmd_simulate
+from cli import (
+    cmd_audit,
+    cmd_bench,
+    cmd_host,
+    cmd_join,
+    cmd_play,
+    cmd_replay,
+    cmd_simulate,
+    cmd_tables,
+)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -50,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     # sub-commands are built with type(parser), i.e. _Parser: the same usage errors
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     cmd_play.register(sub)
-    cmd_net.register(sub)
+    cmd_host.register(sub)
+    cmd_join.register(sub)
+    cmd_tables.register(sub)
     cmd_audit.register(sub)
     cmd_replay.register(sub)
     cmd_simulate.register(sub)

@@ -8,6 +8,7 @@ that stopped names the culprit on stderr with exit code 1.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -35,16 +36,40 @@ def audit_summary(path: Path) -> dict[str, Any]:
     return out
 
 
+def silkroad_command() -> str:
+    """How to run ``silkroad`` from where the player is: ``silkroad`` when that is what
+    the shell finds, else the path this process was started as (``./dev play`` runs
+    ``.venv/bin/silkroad``, which is not on the PATH), else ``python -m cli.main``."""
+    me = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if me is None or me.name != "silkroad" or not me.exists():
+        on_path = shutil.which("silkroad")
+        return "silkroad" if on_path else f"{shlex.quote(sys.executable)} -m cli.main"
+    on_path = shutil.which("silkroad")
+    if on_path is not None and os.path.samefile(on_path, me):
+        return "silkroad"
+    try:
+        shown = me.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = me.resolve()
+    return shlex.quote(str(shown) if shown.is_absolute() else f"./{shown}")
+
+
+def resume_hint(folder: Path) -> str:
+    """The command that resumes this seat (its bot seats come back with it)."""
+    return f"{silkroad_command()} join --resume {shlex.quote(str(folder))}"
+
+
 def left_line(session: NetSession) -> str:
-    """The one line after leaving a game mid-way: where this seat's game folder is (it is
-    kept: it holds every signed envelope so far) and how to check the part played."""
-    table = session.table
-    store = table.store if table is not None else None
-    if store is None or not store.folder.exists():
+    """The lines after leaving a game mid-way: where this seat's game folder is (it is
+    kept: it holds every signed envelope so far), how to resume it and how to check the
+    part played."""
+    folder = session.folder
+    if folder is None or not folder.exists():
         return "You left the table before the end."
-    where = shlex.quote(str(store.folder))
+    where = shlex.quote(str(folder))
     return (f"You left the table before the end. The game so far is in {where} — "
-            f"'silkroad audit {where}' checks the part played.")
+            f"'silkroad audit {where}' checks the part played.\n"
+            f"Resume it with: {resume_hint(folder)}")
 
 
 def finish_report(session: NetSession, target: Path, seed: int | None, wall: float,
@@ -68,10 +93,9 @@ def finish_report(session: NetSession, target: Path, seed: int | None, wall: flo
             copied = outcome.transcript
     if problem is not None:
         print(f"{prog}: {problem}", file=sys.stderr)
-        if session.table is not None and session.table.store is not None:
-            print(f"{prog}: this seat's record is in {session.table.store.folder} "
-                  f"(resume with: silkroad join --resume {session.table.store.folder})",
-                  file=sys.stderr)
+        if session.folder is not None:
+            print(f"{prog}: this seat's record is in {session.folder} "
+                  f"(resume with: {resume_hint(session.folder)})", file=sys.stderr)
         return EXIT_FAIL
     s = session.state
     if s.final is None:

@@ -1,21 +1,22 @@
 """NetSession: the table UI's :class:`cli.session.TableSession` over a real p2p table.
 
-The human's seat is one real peer (:class:`p2p.lockstep.Table`) with its own keys; the
-other seats are other peers — bot peers in their own processes for ``silkroad play``,
-people on the LAN for ``host``/``join``.  The session never sees anybody else's goods: the view is
-the peer's own engine state plus the colours its own ledger decrypted (``Table.hand()``).
+The human's seat is one real peer with its own keys; the other seats are other peers — bot
+peers in their own processes for ``silkroad play``, people on the LAN for
+``host``/``join``.  The session never sees anybody else's goods: the view is the peer's
+own engine state plus the colours its own ledger decrypted.
 
 How it hooks in without touching the lockstep loop:
 
-* a *runner* coroutine plays the game (:func:`local_runner` for ``play``, or
-  :func:`p2p.netgame.play_setup` / ``resume_folder`` for a LAN table) and calls
-  ``attach(table)`` once the table is built; we then set ``table.on_step`` to narrate;
+* a *runner* coroutine plays the game through :mod:`p2p.front_door` (``play_local`` for
+  ``play``, a hosted or joined table, or ``resume_seat``) and attaches the session's
+  :class:`p2p.handle.TableHandle` once the table is built; the session subscribes to the
+  handle's steps to narrate;
 * the table asks its ``human`` decider for our moves: :meth:`_decide` parks a future that
   :meth:`submit` resolves, after checking the move is legal;
-* a small poller reads what the table exposes publicly (the crypto op in progress and
-  ``TokenSession.progress()``, ``Mesh.down_seats()``, ``Table.waiting_for()``) to show
-  "shuffling the bag 3/6", disconnect banners and who a stalled table waits for.  Polling
-  keeps the network layer free of UI callbacks and costs nothing measurable at 8 Hz.
+* a small poller reads the handle (the crypto op in progress, the links, whom the table
+  waits for) to show "shuffling the bag 3/6", disconnect banners and who a stalled table
+  waits for.  Polling keeps the network layer free of UI callbacks and costs nothing
+  measurable at 8 Hz.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cli.narrate import Narrator
 from cli.session import (
@@ -45,7 +45,9 @@ from engine.game import new_game
 from engine.rules import actors, apply, is_simultaneous
 from engine.state import GameState, Phase, make_config
 from engine.view import PlayerView
-from p2p.lockstep import HumanDecider, Table, TableStopped
+from p2p.front_door import play_local
+from p2p.handle import TableHandle
+from p2p.table import HumanDecider, TableStopped
 
 POLL = 0.12
 """Seconds between looks at the table's crypto progress and links."""
@@ -55,8 +57,9 @@ STALL_NOTICE = 10.0
 DEALT = "The bag is shuffled and dealt by every peer"
 """The progress line once the deal is done (kept until our first decision)."""
 
-Attach = Callable[[Table], None]
-Runner = Callable[[HumanDecider | None, Attach], Awaitable["RunOutcome"]]
+Runner = Callable[[HumanDecider | None, TableHandle], Awaitable["RunOutcome"]]
+"""Plays the game: given our decider (None: a bot plays our seat) and the handle to
+attach to the table once it exists."""
 
 
 @dataclass
@@ -106,7 +109,10 @@ class NetSession:
         self.seat = seat
         self.runner = runner
         self._words = tuple(words) if words else None
-        self.table: Table | None = None
+        #: our table as the p2p layer shows it (attached by the runner)
+        self.handle = TableHandle()
+        self.handle.when_ready(self._ready)
+        self.handle.subscribe(self._on_step)
         state = new_game(make_config(len(self.seats)))
         self._state: GameState = state
         self._hand: dict[int, int] = {}
@@ -216,11 +222,15 @@ class NetSession:
     def abandon(self) -> bool:
         """Give up on a stalled table (the UI's "abandon"): our table stops, naming the seats
         it waited for, and the game ends with a fatal error.  False if there is no table."""
-        if self.table is None or self.finished.is_set():
+        if self.finished.is_set():
             return False
         me = self.names[self.seat] if self.seat is not None else "the spectator"
-        self.table.abandon(f"abandoned by {me}")
-        return True
+        return self.handle.abandon(f"abandoned by {me}")
+
+    @property
+    def folder(self) -> Path | None:
+        """Our seat's game folder (its record so far; resume from it)."""
+        return self.handle.folder
 
     def stalled_on(self) -> tuple[str, tuple[int, ...]] | None:
         """What the table waits for and from whom (other seats), when it has waited
@@ -236,19 +246,19 @@ class NetSession:
     def _emit(self, ev: Event) -> None:
         self._stream.put(ev)
 
-    def attach(self, table: Table) -> None:
-        """Called by the runner once our table exists (before it plays a step)."""
-        self.table = table
-        table.on_step = self._on_step
-        self._state = table.state.copy()
-        self._hand = table.hand() if self.seat is not None else {}
+    def _ready(self) -> None:
+        """Our table exists (before it plays a step): take its first view, start polling."""
+        state = self.handle.state()
+        if state is not None:
+            self._state = state
+        self._hand = self.handle.hand() if self.seat is not None else {}
         if self._poller is None:
             self._poller = asyncio.get_running_loop().create_task(self._poll())
 
-    def _on_step(self, table: Table, a: Action) -> None:
+    def _on_step(self, a: Action) -> None:
         before, hb = self._state, self._hand
-        after = table.state.copy()
-        ha = table.hand() if self.seat is not None else {}
+        after = self.handle.state() or before
+        ha = self.handle.hand() if self.seat is not None else {}
         try:
             lines = self.narrator.tell(before, a, after, hb if self.seat is not None else None,
                                        ha if self.seat is not None else None)
@@ -259,7 +269,8 @@ class NetSession:
         setting_up = (Phase.SEED, Phase.DEAL)
         if self._hold_progress and before.phase in setting_up and after.phase not in setting_up:
             # however quick the deal was, say it happened (until our first decision)
-            self._set_status(DEALT, table.n, table.n)
+            n = self.handle.players or len(self.seats)
+            self._set_status(DEALT, n, n)
         elif self._status is not None and after.phase not in setting_up and \
                 not (self._hold_progress and self._status.startswith(DEALT)):
             self._set_status(None)
@@ -294,38 +305,28 @@ class NetSession:
     async def _poll(self) -> None:
         """Progress of the long crypto ops and the links to the other peers."""
         while True:
-            table = self.table
-            if table is not None:
-                self._progress(table)
-                self._watch_links(table)
-                self._watch_stall(table)
+            if self.handle.ready:
+                self._progress()
+                self._watch_links()
+                self._watch_stall()
             await asyncio.sleep(POLL)
 
-    def _progress(self, table: Table) -> None:
-        op: Any = getattr(table.session, "current", None)
+    def _progress(self) -> None:
+        op = self.handle.progress()
         if op is None:
             return
-        progress = table.session.progress()
-        if progress is not None:
-            _name, done, n = progress
-            if done < n:
-                self._set_status("Shuffling the bag", done, n)
+        if op.done is not None and op.total is not None:
+            if op.done < op.total:
+                self._set_status("Shuffling the bag", op.done, op.total)
             else:
                 self._set_status("Dealing the goods…")
-        elif op.name == "coinflip" and table.state.phase == Phase.SEED:
+        elif op.op == "coinflip" and self.handle.phase() == Phase.SEED:
             self._set_status("Flipping a shared coin to lay out the tiles…")
-        elif op.name == "keys":
+        elif op.op == "keys":
             self._set_status("Exchanging keys with every peer…")
 
-    def _watch_links(self, table: Table) -> None:
-        mesh: Any = table.transport
-        if not hasattr(mesh, "up_seats") or not hasattr(mesh, "down_seats"):
-            return
-        try:
-            now = {int(s): True for s in mesh.up_seats()}
-            now.update({int(s): False for s in mesh.down_seats()})
-        except Exception:
-            return
+    def _watch_links(self) -> None:
+        now = self.handle.links()
         for s, up in sorted(now.items()):
             was = self._links.get(s)
             if was is None:
@@ -336,13 +337,10 @@ class NetSession:
                 self._links[s] = up
                 self._emit(PeerLink(s, self.names[s], up))
 
-    def _watch_stall(self, table: Table) -> None:
+    def _watch_stall(self) -> None:
         """Note how long the table has waited on the same seats; after
         :data:`STALL_NOTICE` s name them and offer "abandon" on the status line."""
-        try:
-            w = table.waiting_for()
-        except Exception:
-            w = None
+        w = self.handle.waiting_for()
         others = tuple(s for s in (w[1] if w else ()) if s != self.seat)
         if w is None or not others or (self._pending is not None
                                        and not self._pending[1].done()):
@@ -365,7 +363,7 @@ class NetSession:
     async def _run(self) -> None:
         human = self._decide if self.seat is not None else None
         try:
-            self.outcome = await self.runner(human, self.attach)
+            self.outcome = await self.runner(human, self.handle)
         except asyncio.CancelledError:
             raise
         except TableStopped as exc:
@@ -378,8 +376,9 @@ class NetSession:
             self._set_status(None)
             self._emit(SessionError(self.error, fatal=True))
         else:
-            if self.table is not None:
-                self._state = self.table.state.copy()
+            state = self.handle.state()
+            if state is not None:
+                self._state = state
             self._set_status(None)
             if self._state.final is not None:
                 self._emit(GameOver())
@@ -405,25 +404,21 @@ def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: s
                  root: str | Path, lam: int = 40, delay: float = 0.0,
                  variant: str | None = None, board: str | None = None,
                  one_process: bool = False) -> Runner:
-    """``silkroad play``: every seat a real peer on 127.0.0.1.
+    """``silkroad play``: every seat a real peer on 127.0.0.1 (:func:`p2p.front_door.play_local`).
 
     Seat 0 is the human when the session has a seat (its table asks the session), the other
-    seats are bot peers, each in its own process (:mod:`p2p.peer_process`: the crypto of
-    six peers would otherwise queue on one core) or, with ``one_process``, in this one; each
-    peer has its own identity, listener, keys and game folder under ``root`` and they only
-    talk over TCP, exactly as on a LAN.  With a human at the table the bots pause ``delay``
-    s before each move so the human can follow the log.  ``variant`` ("reverse") and
-    ``board`` (a board file) are agreed by every peer.
+    seats are bot peers, each in its own process (the crypto of six peers would otherwise
+    queue on one core) or, with ``one_process``, in this one; each peer has its own
+    identity, listener, keys and game folder under ``root`` and they only talk over TCP,
+    exactly as on a LAN.  With a human at the table the bots pause ``delay`` s before each
+    move so the human can follow the log.  ``variant`` ("reverse") and ``board`` (a board
+    file) are agreed by every peer.
     """
-    from p2p.local_table import run_local_game
-
-    async def run(human: HumanDecider | None, attach: Attach) -> RunOutcome:
-        res = await run_local_game(len(names), bot_kind, seed, shuffle_mode, root, human,
-                                   lam=lam, audit=False, names=list(names),
-                                   on_tables=lambda tables: attach(tables[0]),
-                                   variant=variant, board=board,
-                                   pace=delay if human is not None else 0.0,
-                                   bot_processes=not one_process)
+    async def run(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
+        res = await play_local(names, bot_kind, seed, shuffle_mode, root, handle, human,
+                               lam=lam, variant=variant, board=board,
+                               pace=delay if human is not None else 0.0,
+                               bot_processes=not one_process)
         return RunOutcome(res.transcript, res.wall_time)
 
     return run

@@ -32,12 +32,13 @@ from .game import (
     variant_reverse,
 )
 from .game_audit import GameAuditReport, audit_game
+from .handle import TableHandle
 from .identity import Identity
-from .lockstep import HumanDecider, Table, TableResult, TableSetup
 from .mesh import Mesh, RosterEntry
 from .pacing import paced
 from .peer_process import PeerProcess, spawn, stop, wait_all, watch
-from .store import GameStore, Secrets, game_folder
+from .store import BotSeat, FolderLock, GameStore, Secrets, game_folder
+from .table import HumanDecider, Table, TableResult, TableSetup
 
 LOOPBACK = "127.0.0.1"
 CHILD_FINISH = 30.0
@@ -59,6 +60,8 @@ class LocalPeer:
     table: Table | None = None
     #: the agreed board spec (``"default"`` or board JSON), see :mod:`p2p.game`
     board: str = DEFAULT_BOARD
+    #: held while this peer plays from ``folder`` (:class:`p2p.store.FolderLock`)
+    lock: FolderLock | None = None
 
 
 @dataclass
@@ -132,7 +135,11 @@ async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = N
                      lam: int | None = None, heartbeat: float = 0.2, peer_timeout: float = 3.0,
                      stall_timeout: float = 5.0, abandon_timeout: float = 60.0) -> Table:
     """Start the mesh and build the table (``await table.run()`` plays); a folder that
-    already holds a transcript makes the table resume."""
+    already holds a transcript makes the table resume.  The folder is locked first
+    (:class:`p2p.store.FolderInUse` if another peer plays from it); :func:`finish_peer`
+    unlocks it."""
+    if peer.lock is None:
+        peer.lock = FolderLock(peer.folder).acquire()
     store = GameStore(peer.folder)
     board = store.load_board() if store.exists() else peer.board
     # refuse a board/variant that is not the agreed one before anybody is contacted
@@ -155,14 +162,20 @@ async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = N
 
 
 async def finish_peer(peer: LocalPeer, grace: float = 3.0) -> None:
-    """Let our last envelopes reach everyone, then close the mesh and the listener."""
-    if peer.mesh is not None:
-        deadline = time.monotonic() + grace
-        while any(s["unacked"] for s in peer.mesh.stats().values()) and \
-                time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        await peer.mesh.close("game over")
-    await peer.listener.close()
+    """Let our last envelopes reach everyone, then close the mesh and the listener, and
+    unlock the folder."""
+    try:
+        if peer.mesh is not None:
+            deadline = time.monotonic() + grace
+            while any(s["unacked"] for s in peer.mesh.stats().values()) and \
+                    time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            await peer.mesh.close("game over")
+        await peer.listener.close()
+    finally:
+        if peer.lock is not None:
+            peer.lock.release()
+            peer.lock = None
 
 
 async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed: int = 0,
@@ -172,7 +185,8 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
                          on_tables: Callable[[list[Table]], None] | None = None,
                          variant: str | None = None,
                          board: str | os.PathLike[str] | None = None,
-                         pace: float = 0.0, bot_processes: bool = False) -> LocalGameResult:
+                         pace: float = 0.0, bot_processes: bool = False,
+                         handle: TableHandle | None = None) -> LocalGameResult:
     """Play one complete game among ``players`` local peers (seat 0 is ``human`` if given).
 
     ``bots`` is one bot kind for everyone or a list per seat (a kind such as "heuristic",
@@ -188,6 +202,8 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
     ``bot_processes``: seats 1… run as child processes (:mod:`p2p.peer_process`; bot kinds
     must then be names) so the peers use every core; only seat 0's table is in this process
     (``results`` covers it alone, ``peer_events`` holds the children's final reports).
+    Seat 0's folder records them (``bots.json``) so resuming seat 0 brings them back.
+    ``handle`` (a :class:`p2p.handle.TableHandle`) is attached to seat 0's table.
     """
     kinds: list[Any] = [bots] * players if isinstance(bots, str) else list(bots)
     if bot_processes and not all(isinstance(k, str) for k in kinds[1:]):
@@ -200,6 +216,10 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
     abandon = float("inf") if human else 60.0
     children: list[PeerProcess] = []
     tables = []
+    if bot_processes:
+        GameStore(peers[0].folder).save_bot_seats([
+            BotSeat(p.seat, str(p.folder.resolve()), kinds[p.seat], seed, pace, abandon)
+            for p in peers[1:]])
     try:
         for p in peers:
             kind = kinds[p.seat]
@@ -216,17 +236,14 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
                                            abandon_timeout=abandon))
         if on_tables is not None:
             on_tables(tables)
-
-        def child_gone(c: PeerProcess, ev: dict[str, Any]) -> None:
-            # our table would only stall on the missing seat: stop it with the child's word
-            culprit = ev.get("culprit") if ev["event"] == "stopped" else c.seat
-            tables[0].stop(culprit if isinstance(culprit, int) else None,
-                           str(ev.get("rule", "peer-exited")),
-                           f"seat {c.seat}'s peer process ended early: {ev.get('detail', ev)}")
-
-        watcher = asyncio.ensure_future(watch(children, child_gone)) if children else None
+        if handle is not None:
+            handle.attach(tables[0], peers[0].folder)
+        watcher = asyncio.ensure_future(watch(children, stop_on_child_exit(tables[0].stop))) \
+            if children else None
         try:
             results = await asyncio.gather(*(t.run() for t in tables))
+            if handle is not None:
+                handle.result = results[0]
         finally:
             if watcher is not None:
                 watcher.cancel()
@@ -252,6 +269,20 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
     return LocalGameResult(results[0].scores, results[0].winners, hashes, wall, export,
                            export.stat().st_size, len(results[0].transcript), report,
                            list(results), actor_step_times(times), ends)
+
+
+def stop_on_child_exit(stop_table: Callable[[int | None, str, str], object],
+                       ) -> Callable[[PeerProcess, dict[str, Any]], None]:
+    """The :func:`p2p.peer_process.watch` callback for our bot children: a child that ends
+    early would only leave our table stalled on its seat, so stop the table with the
+    child's own word (its culprit and rule, or "peer-exited")."""
+    def child_gone(c: PeerProcess, ev: dict[str, Any]) -> None:
+        culprit = ev.get("culprit") if ev["event"] == "stopped" else c.seat
+        stop_table(culprit if isinstance(culprit, int) else None,
+                   str(ev.get("rule", "peer-exited")),
+                   f"seat {c.seat}'s peer process ended early: {ev.get('detail', ev)}")
+
+    return child_gone
 
 
 def actor_step_times(per_seat: list[list[tuple[str, float, int, int]]],

@@ -23,10 +23,10 @@ from typing import Any
 
 from engine.bots import make_bot
 
-from .lockstep import TableStopped
 from .netgame import resume_folder
 from .pacing import paced
-from .store import GameStore
+from .store import FolderInUse, GameStore
+from .table import TableStopped
 
 
 def emit(**fields: Any) -> None:
@@ -60,6 +60,9 @@ async def run_peer(folder: Path, bot: str, seed: int, abandon: float, pace: floa
         return 3
     except TableStopped as exc:
         emit(event="stopped", seat=seat, culprit=exc.culprit, rule=exc.rule, detail=exc.detail)
+        return 1
+    except FolderInUse as exc:  # a local mistake (two processes, one seat), not a cheat
+        emit(event="stopped", seat=seat, culprit=None, rule="folder-in-use", detail=str(exc))
         return 1
     finally:
         if watch is not None:

@@ -8,24 +8,29 @@ Layout of ``<root>/<game_id hex[:16]>/``:
   4-byte big-endian length + the wire bytes, flushed and fsynced one by one.  A torn last
   record (crash mid-write) is ignored on load: it was never acknowledged to anybody.
 * ``secrets.bin`` — our identity seed, ElGamal secret key and the latest session snapshot
-  (see :mod:`p2p.lockstep`), written atomically (temp file + fsync + rename) because a
+  (see :mod:`p2p.table.resume`), written atomically (temp file + fsync + rename) because a
   half-written secret file would make the peer unable to resume.
 * ``stopped.json`` — why our table stopped early (culprit, rule, detail, step), if it did.
 * ``game.silkroad`` — the self-contained export written at the end (roster keys, params and
   every envelope including the revealed secrets) that ``silkroad audit`` verifies offline.
+* ``lock`` — held (``flock``) by the one process playing from this folder: two peers
+  writing one transcript would look to everyone else like one peer signing twice.
+* ``bots.json`` — the bot seats this player's process ran (their folders, kinds, seeds),
+  so a resumed player brings them back.
 
 Secrets are msgpack (``[magic, version, identity seed, ElGamal x, snapshot]``; the snapshot
-is :meth:`p2p.lockstep.Table` 's own versioned msgpack around
+is :mod:`p2p.table.resume`'s own versioned msgpack around
 :meth:`crypto.session.TokenSession.snapshot`): no pickle, so even a tampered folder cannot
 make the program run code when it resumes.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +39,7 @@ import msgpack
 from engine.state import Config
 
 from .game import DEFAULT_BOARD, GameParams, game_config
+from .identity import fingerprint
 from .mesh import RosterEntry
 
 EXPORT_MAGIC = "silkroad-transcript"
@@ -57,9 +63,82 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def game_folder(root: str | os.PathLike[str], game_id: bytes) -> Path:
-    """``root/<first 16 hex digits of the game id>``."""
-    return Path(root) / game_id.hex()[:16]
+def game_folder(root: str | os.PathLike[str], game_id: bytes,
+                key: bytes | None = None) -> Path:
+    """``root/<first 16 hex digits of the game id>``, or with ``key`` (the seat's public
+    key) ``root/<game id 16>-<key fingerprint 8>``: every seat of one game gets its own
+    folder even when several play from one directory (host and join on one machine)."""
+    name = game_id.hex()[:16]
+    if key is not None:
+        name += "-" + fingerprint(key)[:8]
+    return Path(root) / name
+
+
+class FolderInUse(StoreError):
+    """Another process (or another peer of this one) plays from this game folder."""
+
+
+class FolderLock:
+    """An OS lock (``flock``) on ``<folder>/lock`` while a peer plays from the folder.
+
+    Why: two peers sharing one folder interleave their transcripts, and the others then see
+    envelopes "delivered again" and name a cheat.  The lock makes that a local error naming
+    the folder, before anything is written.  The kernel drops it when the process dies, so
+    a crashed peer never leaves a stale lock behind."""
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+        self.path = self.folder / "lock"
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> FolderLock:
+        """Take the lock or raise :class:`FolderInUse` naming the folder (never blocks)."""
+        if self._fd is not None:
+            return self
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            finally:
+                os.close(fd)
+            who = f" (process {holder})" if holder.isdigit() else ""
+            raise FolderInUse(
+                f"the game folder {self.folder} is in use by another peer{who}; each seat "
+                "needs its own folder (give a different --folder)") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)  # closing the only descriptor drops the flock
+
+    def __enter__(self) -> FolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@dataclass(frozen=True)
+class BotSeat:
+    """A bot seat this player's process runs as a child (:mod:`p2p.peer_process`)."""
+
+    seat: int
+    folder: str
+    kind: str
+    seed: int
+    pace: float = 0.0
+    abandon: float = 1800.0
 
 
 @dataclass
@@ -81,6 +160,7 @@ class GameStore:
         self.meta_path = self.folder / "meta.json"
         self.export_path = self.folder / "game.silkroad"
         self.stopped_path = self.folder / "stopped.json"
+        self.bots_path = self.folder / "bots.json"
         self._fh: Any = None
         self._dirty = False
         #: records appended so far / known to be on disk (fsync done after they were written)
@@ -238,6 +318,24 @@ class GameStore:
         except (OSError, ValueError):
             return None
         return obj if isinstance(obj, dict) else None
+
+    # --- our bot seats ------------------------------------------------------------------
+    def save_bot_seats(self, bots: list[BotSeat]) -> None:
+        """Record the bot seats we run, so resuming this seat brings them back."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        rows = [{**asdict(b), "abandon": repr(b.abandon)} for b in bots]
+        _atomic_write(self.bots_path, json.dumps(rows, indent=1).encode())
+
+    def load_bot_seats(self) -> list[BotSeat]:
+        """The recorded bot seats (none if this seat ran none)."""
+        if not self.bots_path.exists():
+            return []
+        try:
+            rows = json.loads(self.bots_path.read_text())
+            return [BotSeat(int(r["seat"]), str(r["folder"]), str(r["kind"]), int(r["seed"]),
+                            float(r["pace"]), float(r["abandon"])) for r in rows]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise StoreError(f"cannot read {self.bots_path}: {exc}") from exc
 
     # --- export -------------------------------------------------------------------------
     def write_export(self, roster: list[RosterEntry], params: GameParams, game_id: bytes,

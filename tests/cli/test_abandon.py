@@ -1,7 +1,8 @@
 """The table screen's "abandon": when a peer stalls the status line names who we wait for
 (from ``Table.waiting_for()``), ``a`` asks to confirm and ``y`` calls ``Table.abandon``.
 
-The table here is a stand-in with the public surface NetSession reads, so the stall is
+The table here is a stand-in with the public surface the session's
+:class:`p2p.handle.TableHandle` reads, so the stall is
 immediate and deterministic (a real silent peer takes a stall timeout to show)."""
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from cli.session import SeatInfo
 from cli.table_app import TableApp
 from engine.game import new_game
 from engine.state import make_config
-from p2p.lockstep import TableStopped
+from p2p.handle import TableHandle
+from p2p.table import TableStopped
 from tests.cli.helpers import Output80x24, screen_text, until
 
 NAMES = ["Ann", "Marco", "Leyla"]
@@ -31,8 +33,12 @@ class StalledTable:
     def __init__(self) -> None:
         self.state = new_game(make_config(3))
         self.n = 3
+        self.me = 0
+        self.step = 0
+        self.done = False
+        self.failure = None
         self.on_step: Any = None
-        self.session = type("S", (), {"current": None})()
+        self.session = type("S", (), {"current": None, "progress": lambda self: None})()
         self.transport = object()
         self.abandoned: list[str] = []
         self.stopped = asyncio.Event()
@@ -51,8 +57,8 @@ class StalledTable:
 async def _abandon_flow() -> tuple[StalledTable, list[str], str]:
     table = StalledTable()
 
-    async def runner(human: Any, attach: Any) -> RunOutcome:
-        attach(table)
+    async def runner(human: Any, handle: TableHandle) -> RunOutcome:
+        handle.attach(table)  # type: ignore[arg-type]  # the stand-in is not a real Table
         await table.stopped.wait()
         raise TableStopped(2, "abandoned", "was waiting for the action of seat 2")
 

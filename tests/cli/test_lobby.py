@@ -1,10 +1,15 @@
 """The lobby screens, headless (pipe input + DummyOutput), against a real table.
 
-A real host table (:class:`p2p.lobby.Table`) is advertised with mDNS bound to 127.0.0.1;
-the joiner's lobby (:func:`cli.cmd_net._join_lobby`) finds it, is refused with a wrong
-join code, gets in with the right one, sees the seats fill and, after the host's ``s``,
-the authentication words — the same words as everybody else.  No game is played here:
-that is what test_net.py does.
+A real host table (:class:`p2p.front_door.HostedTable`) is advertised with mDNS bound to
+127.0.0.1; the joiner's lobby (:func:`cli.cmd_join.join_lobby`) finds it, is refused with
+a wrong join code, gets in with the right one, sees the seats fill and, after the host's
+``s``, the authentication words — the same words as everybody else.  No game is played
+here: that is what test_net.py does.
+
+Other tables may be advertised on this machine at the same time (another copy of the
+suite, a real game): the joiner only lists the table this test opened (a filter on its
+key fingerprint), and a foreign table of the very same name is advertised throughout to
+prove it.
 """
 
 from __future__ import annotations
@@ -13,17 +18,33 @@ import argparse
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from cli import cmd_net
+from cli import cmd_host, cmd_join, cmd_net
 from cli.lobby_app import LobbyScreen
+from p2p.connection import Listener
+from p2p.discovery import Advertisement, Discovery, TableAd
+from p2p.front_door import HostedTable, JoiningSeat, browse_tables
+from p2p.identity import Identity
+from p2p.lobby import join_table
 from tests.cli.helpers import screen_text, until
 
 LO = "127.0.0.1"
+
+
+@contextlib.asynccontextmanager
+async def foreign_table(name: str) -> AsyncIterator[Advertisement]:
+    """A table of someone else's (another test run, a real game) advertised on 127.0.0.1
+    with the real zeroconf for as long as the block runs."""
+    async with Discovery([LO]) as disc:
+        # its instance name sorts before any real key's: unfiltered, it would be entry 1
+        fp = "00000000" + Identity.generate().fingerprint[8:]
+        yield await disc.advertise(TableAd(name, 1, 4, fp, code_required=True), 9)
 
 
 def _text(screen: LobbyScreen) -> str:
@@ -37,32 +58,27 @@ async def _screen(title: str) -> AsyncIterator[tuple[LobbyScreen, Any]]:
         yield LobbyScreen(title, input=inp, output=DummyOutput()), inp
 
 
-async def _lobby_round_trip() -> None:
-    from p2p.connection import Listener
-    from p2p.discovery import Discovery
-    from p2p.identity import Identity
-    from p2p.lobby import Table, join_table
-
-    listener = await Listener(Identity.generate(), host=LO, port=0).start()
-    disc = await Discovery([LO]).start()
-    table = Table(listener, name="Lobby tea", seats=4, host_name="Ann", shuffle_mode="audit",
-                  join_code="silk7", discovery=disc, advertise_addresses=[LO])
+async def _lobby_round_trip(root: Path) -> None:
+    hosted = HostedTable(name="Lobby tea", seats=4, player="Ann", root=root, code="silk7",
+                         shuffle="audit", interface=LO)
     others: list[Any] = []
     tasks: list[asyncio.Task[Any]] = []
     try:
-        await table.open()
+        await hosted.open()
+        listener_port = hosted.port
+        mine = hosted.fingerprint
         hargs = argparse.Namespace(table="Lobby tea", seats=4, code="silk7")
         jargs = argparse.Namespace(interface=LO, target=None, code=None, timeout=30.0)
         async with _screen("hosting Lobby tea") as (hs, hin), _screen("lobby") as (js, jin):
             happ = asyncio.create_task(hs.app.run_async())
-            host = asyncio.create_task(cmd_net._host_lobby(table, hargs, LO, listener.port,
-                                                           [], hs))
+            host = asyncio.create_task(cmd_host.host_lobby(hosted, hargs, hs))
             tasks += [happ, host]
             await until(lambda: "1/4 seats" in _text(hs), 5)
             assert "seat 0: Ann (you)" in _text(hs) and "join code silk7" in _text(hs)
-            jl = await Listener(Identity.generate(), host=LO, port=0).start()
-            others.append(jl)
-            join = asyncio.create_task(cmd_net._join_lobby(jl, jargs, "Bea", None, screen=js))
+            bea = await JoiningSeat(name="Bea", interface=LO,
+                                    match=lambda ad: ad.fingerprint == mine).open()
+            others.append(bea)
+            join = asyncio.create_task(cmd_join.join_lobby(bea, jargs, None, screen=js))
             tasks.append(join)
             # browsing: the table shows up as entry 1 with its seats and "code needed"
             await until(lambda: "Lobby tea" in _text(js), 10)
@@ -89,7 +105,7 @@ async def _lobby_round_trip() -> None:
             assert "at least 3 players" in _text(hs)
             cl = await Listener(Identity.generate(), host=LO, port=0).start()
             others.append(cl)
-            third = asyncio.create_task(join_table(cl, LO, listener.port, name="Cem",
+            third = asyncio.create_task(join_table(cl, LO, listener_port, name="Cem",
                                                    join_code="silk-7", start_timeout=30))
             tasks.append(third)
             await until(lambda: "3/4 seats" in _text(hs) and "seat 2: Cem" in _text(js), 10)
@@ -118,22 +134,34 @@ async def _lobby_round_trip() -> None:
                 t.cancel()
             with contextlib.suppress(BaseException):
                 await t
-        await table.close()
-        await disc.close()
-        for x in [listener, *others]:
+        await hosted.close()
+        for x in others:
             await x.close()
 
 
+async def _with_a_foreign_table(root: Path) -> None:
+    """The round trip while someone else's table called "Lobby tea" is on the LAN (an
+    unfiltered browser sees it first: it is really there)."""
+    async with foreign_table("Lobby tea") as theirs:
+        fp = theirs.ad.fingerprint
+        seen = await browse_tables(LO, 15, until=lambda t: any(
+            i.ad.fingerprint == fp for i in t.values()))
+        assert any(i.ad.fingerprint == fp for i in seen.values())
+        await _lobby_round_trip(root)
+
+
 @pytest.mark.timeout(60)
-def test_lobby_browse_code_seats_start_and_words() -> None:
-    asyncio.run(asyncio.wait_for(_lobby_round_trip(), 50))
+def test_lobby_browse_code_seats_start_and_words(tmp_path: Path) -> None:
+    asyncio.run(asyncio.wait_for(_with_a_foreign_table(tmp_path), 50))
 
 
 class _FakeTable:
-    """Just the seat list the host lobby reads (quitting never starts the table)."""
+    """Just what the host lobby reads (quitting never starts the table)."""
 
     def __init__(self, names: list[str]) -> None:
-        self.seated = [argparse.Namespace(name=n) for n in names]
+        self.seated = list(names)
+        self.bots = 0
+        self.dial, self.port = LO, 1
 
     async def start(self) -> Any:
         raise AssertionError("q must not start the table")
@@ -143,21 +171,18 @@ async def _quit_both() -> None:
     hargs = argparse.Namespace(table="Quit tea", seats=3, code=None)
     async with _screen("hosting Quit tea") as (hs, hin):
         app = asyncio.create_task(hs.app.run_async())
-        host = asyncio.create_task(cmd_net._host_lobby(_FakeTable(["Ann", "Bea", "Cem"][:2]),
-                                                       hargs, LO, 1, [], hs))
+        fake: Any = _FakeTable(["Ann", "Bea", "Cem"][:2])
+        host = asyncio.create_task(cmd_host.host_lobby(fake, hargs, hs))
         await until(lambda: "2/3 seats" in _text(hs), 5)
         hin.send_text("q")
         assert await asyncio.wait_for(host, 5) is None
         hs.app.exit()
         await asyncio.wait_for(app, 5)
-    from p2p.connection import Listener
-    from p2p.identity import Identity
-
-    jl = await Listener(Identity.generate(), host=LO, port=0).start()
+    jl = await JoiningSeat(name="Bea", interface=LO).open()
     try:
         jargs = argparse.Namespace(interface=LO, target=None, code=None, timeout=5.0)
         async with _screen("lobby") as (js, jin):
-            join = asyncio.create_task(cmd_net._join_lobby(jl, jargs, "Bea", None, screen=js))
+            join = asyncio.create_task(cmd_join.join_lobby(jl, jargs, None, screen=js))
             await until(lambda: "Tables on your network" in _text(js)
                         or "Looking for tables" in _text(js), 5)
             jin.send_text("q")

@@ -190,7 +190,7 @@ def _actions_stored(folder: Path) -> int:
     writing it, so a torn last record is simply not counted — never truncated)."""
     import msgpack
 
-    from p2p.lockstep import ACTION_KIND
+    from p2p.table.wire import ACTION_KIND
 
     files = list(folder.glob("*/transcript.bin"))
     if not files:
@@ -257,7 +257,9 @@ def test_host_two_joiners_a_code_and_a_killed_seat_resumed(
     # the table is visible on the LAN (mDNS on 127.0.0.1)
     assert main(["tables", "--interface", "127.0.0.1", "--timeout", "2", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    mine = [r for r in rows if r["name"] == "Test tea"]
+    # other tables of that name may be up on this machine (another copy of the suite):
+    # ours is the one on our port
+    mine = [r for r in rows if r["name"] == "Test tea" and r["port"] == port]
     assert mine and mine[0]["port"] == port and mine[0]["code_required"] is True
     assert mine[0]["seats_total"] == 3 and mine[0]["phase"] == "lobby"
     _out, err = wrong.communicate(timeout=20)

@@ -92,3 +92,31 @@ def test_txt_record_is_small_and_strictly_parsed() -> None:
     with pytest.raises(ValueError, match="missing"):
         TableAd.from_properties({k: v for k, v in raw.items() if k != b"fp"})
     assert instance_name("a.b", "0123456789") == "a b [01234567]"
+
+
+@pytest.mark.timeout(30)
+def test_a_filter_keeps_other_runs_tables_out(fast_zeroconf: None) -> None:
+    """Two tables of one name on 127.0.0.1 — ours and someone else's (another copy of the
+    suite, a real game): an unfiltered browser sees both, a browser filtered on our key
+    sees only ours, and finding the table by name picks ours."""
+    from p2p.front_door import browse_tables, find_table
+
+    name = "Shared tea"
+    ours, theirs = Identity.generate().fingerprint, Identity.generate().fingerprint
+
+    def mine(ad: TableAd) -> bool:
+        return ad.fingerprint == ours
+
+    async def body() -> None:
+        async with Discovery([LOOPBACK]) as a, Discovery([LOOPBACK]) as b:
+            await a.advertise(TableAd(name, 1, 3, theirs), 40001)
+            await b.advertise(TableAd(name, 1, 3, ours), 40002)
+            everything = await browse_tables(LOOPBACK, 10, until=lambda t: {
+                i.ad.fingerprint for i in t.values()} >= {ours, theirs})
+            assert {i.ad.fingerprint for i in everything.values()} >= {ours, theirs}
+            only = await browse_tables(LOOPBACK, 1.5, match=mine)
+            assert [i.port for i in only.values()] == [40002]
+            found = await find_table(LOOPBACK, name, 5, match=mine)
+            assert found.port == 40002 and found.ad.fingerprint == ours
+
+    run(body, timeout=25)

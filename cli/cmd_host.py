@@ -1,0 +1,205 @@
+"""``silkroad host``: open a table on the LAN, fill seats with bots if asked, play at seat 0.
+
+The table (listener, mDNS advertisement, lobby, bot seats) is a
+:class:`p2p.front_door.HostedTable`; this module parses the options and draws the host's
+lobby screen.  It starts when the table is full (or on ``s`` with at least 3 players).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from pathlib import Path
+
+from cli.bots import DEFAULT_KIND
+from cli.cmd_net import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Abort,
+    close_screen,
+    common_options,
+    fail,
+    needs_terminal,
+    play_session,
+    say,
+    seats_from,
+    show_words,
+    transcript_path,
+    with_agent,
+)
+from cli.cmd_play import BOT_NAMES, _human_name
+from cli.lobby_app import LobbyScreen
+from cli.net_report import finish_report
+from cli.net_session import NetSession, RunOutcome, quiet_network_logs
+from p2p.errors import LobbyError
+from p2p.front_door import HostedTable, headless_agent
+from p2p.game import GameSetup
+from p2p.handle import TableHandle
+from p2p.table import HumanDecider
+
+LOBBY_POLL = 0.2
+"""Seconds between looks at the host's seat list."""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    h = sub.add_parser(
+        "host", help="open a table on the LAN and play at it",
+        description="Open a table others can join (they see it with 'silkroad tables'). "
+        "The game starts when every seat is taken, or when you press s with 3 or more.",
+        epilog="Examples:\n  silkroad host --name 'Friday tea' --seats 4\n"
+        "  silkroad host --seats 4 --bots 2 --code silk7\n"
+        "  silkroad host --interface 127.0.0.1 --bots 2 --headless --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    h.add_argument("--table", "--title", dest="table", default=None, metavar="TABLE",
+                   help="table name shown on the LAN (default: '<your name>'s table')")
+    h.add_argument("--seats", type=int, default=4, metavar="N", help="3..6 seats (default 4)")
+    h.add_argument("--code", default=None, help="join code players must give")
+    h.add_argument("--bots", type=int, default=0, metavar="K",
+                   help="fill K seats with bot peers (each plays in its own process)")
+    h.add_argument("--port", type=int, default=0, metavar="P", help="TCP port (default: any)")
+    h.add_argument("--shuffle", choices=("audit", "verified"), default="verified",
+                   help="shuffle proofs: verified (default) or audit (checked afterwards)")
+    h.add_argument("--json", action="store_true", help="with --headless: JSON lines only")
+    common_options(h)
+    h.set_defaults(func=run_host)
+
+
+def run_host(args: argparse.Namespace) -> int:
+    quiet_network_logs(args.verbose)
+    if not 3 <= args.seats <= 6:
+        return fail("host", f"--seats must be 3..6, not {args.seats}", EXIT_USAGE)
+    if not 0 <= args.bots < args.seats:
+        return fail("host", f"--bots must be 0..{args.seats - 1} (you take a seat too)",
+                    EXIT_USAGE)
+    if args.json and not args.headless:
+        return fail("host", "--json needs --headless", EXIT_USAGE)
+    bad = needs_terminal(args, "host")
+    if bad is not None:
+        return bad
+    me_name = _human_name(args.player)
+    args.table = args.table or f"{me_name}'s table"
+    t0 = time.perf_counter()
+    try:
+        session, result = asyncio.run(_host(args, me_name))
+    except Abort as exc:
+        return fail("host", str(exc), exc.code)
+    except OSError as exc:
+        return fail("host", f"cannot open the table: {exc.strerror or exc} "
+                    "(is the port in use? try another --port)")
+    if session is None:
+        print("The table was closed before the game started.")
+        return EXIT_OK
+    return finish_report(session, transcript_path(args, args.table), None,
+                         time.perf_counter() - t0, args.json, headless=args.headless,
+                         quit_early=result == "quit", prog="silkroad host")
+
+
+async def _host(args: argparse.Namespace, me_name: str) -> tuple[NetSession | None, str]:
+    kind = args.bot_kind or DEFAULT_KIND
+    screen: LobbyScreen | None = None
+    app: asyncio.Task[None] | None = None
+    if not args.headless:
+        # the screen comes up first: announcing the table on mDNS takes a second or two
+        # (probing), and a blank terminal meanwhile looks like a hang
+        screen = LobbyScreen(f"hosting {args.table}")
+        screen.show([("bold", f"Opening {args.table} on the network…")], "q cancel")
+        app = asyncio.create_task(screen.app.run_async())
+    hosted = HostedTable(name=args.table, seats=args.seats, player=me_name,
+                         root=Path(args.folder), code=args.code, shuffle=args.shuffle,
+                         interface=args.interface, port=args.port, bots=args.bots,
+                         bot_kind=kind, bot_names=BOT_NAMES)
+    try:
+        await hosted.open()
+        say(args, event="open", table=args.table, port=hosted.port, host=hosted.dial,
+            seats=args.seats, code_required=args.code is not None)
+        if args.headless:
+            try:
+                await hosted.wait_full(args.timeout)
+            except TimeoutError:
+                raise Abort(f"only {len(hosted.seated)} of {args.seats} seats were taken "
+                            f"in {args.timeout:.0f} s") from None
+            try:
+                setup = await hosted.start()
+            except LobbyError as exc:
+                raise Abort(f"the start failed: {exc.reason}") from None
+        else:
+            assert screen is not None
+            try:
+                chosen = await host_lobby(hosted, args, screen)
+                if chosen is not None and not await show_words(screen, chosen.words):
+                    chosen = None
+            finally:
+                await close_screen(screen, app)
+            if chosen is None:
+                return None, "quit"
+            setup = chosen
+        say(args, event="seated", seat=0, words=list(setup.words),
+            players=[e.name for e in setup.roster])
+        agent = headless_agent(kind, 1) if args.headless else None
+        bot_seats = {1 + i: kind for i in range(args.bots)}
+        if args.headless:
+            bot_seats[0] = kind  # a bot plays our seat: say so in the JSON
+
+        async def runner(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
+            t0 = time.perf_counter()
+            res = await hosted.play(setup, handle, agent, human)
+            return RunOutcome(res.export, time.perf_counter() - t0)
+
+        session = NetSession(seats_from(setup.roster, 0, bot_seats), 0,
+                             with_agent(runner) if args.headless else runner,
+                             words=setup.words)
+        return session, await play_session(session, args)
+    finally:
+        if screen is not None:
+            await close_screen(screen, app)
+        await hosted.close()
+
+
+async def host_lobby(hosted: HostedTable, args: argparse.Namespace,
+                     screen: LobbyScreen) -> GameSetup | None:
+    """The host's lobby screen: seats filling; s starts early, q closes the table.
+
+    Returns the game setup, or None when the host closed the table.  The seat list is
+    polled (``hosted.seated``) a few times a second rather than awaiting the lobby's
+    internal change event, so a seat that leaves shows as promptly as one that arrives."""
+    code = f" · join code {args.code}" if args.code else ""
+
+    def redraw(seated: list[str]) -> None:
+        lines = [("bold", f"{args.table} — {len(seated)}/{args.seats} seats{code}"),
+                 ("", "")]
+        for i, name in enumerate(seated):
+            tag = " (you)" if i == 0 else (" (bot)" if 0 < i <= hosted.bots else "")
+            lines.append(("", f"seat {i}: {name}{tag}"))
+        for i in range(len(seated), args.seats):
+            lines.append(("muted", f"seat {i}: …"))
+        lines += [("", ""), ("muted", f"Players join with: silkroad join '{args.table}'"),
+                  ("muted", "   or, without multicast: silkroad join "
+                   f"{hosted.dial}:{hosted.port}")]
+        screen.show(lines, "s start now (3 or more seated) · q close the table · the game "
+                    "starts by itself when every seat is taken")
+
+    shown: list[str] | None = None
+    while True:
+        now = hosted.seated
+        if now != shown:
+            shown = now
+            redraw(now)
+        if len(now) >= args.seats:
+            break
+        try:
+            msg = await asyncio.wait_for(screen.inbox.get(), LOBBY_POLL)
+        except TimeoutError:
+            continue
+        if msg[0] == "quit":
+            return None
+        if msg[0] == "start":
+            if len(hosted.seated) >= 3:
+                break
+            screen.fail(f"a game needs at least 3 players ({len(hosted.seated)} seated)")
+    screen.fail("")
+    screen.show([("bold", "Starting… every seat is agreeing on the game.")])
+    try:
+        return await hosted.start()
+    except LobbyError as exc:
+        raise Abort(f"the start failed: {exc.reason}") from None

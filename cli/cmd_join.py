@@ -1,0 +1,268 @@
+"""``silkroad join``: sit at a table on the LAN (by name or ``HOST:PORT``), or resume a seat.
+
+The seat is a :class:`p2p.front_door.JoiningSeat` (found by mDNS, or dialled directly where
+multicast does not get through); ``--resume FOLDER`` comes back to a game from this seat's
+folder with :func:`p2p.front_door.resume_seat`, bringing back the bot seats it ran.  This
+module parses the options and draws the joiner's lobby screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import time
+from pathlib import Path
+
+from cli.bots import DEFAULT_KIND
+from cli.cmd_net import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Abort,
+    close_screen,
+    common_options,
+    describe,
+    explain,
+    fail,
+    needs_terminal,
+    play_session,
+    say,
+    seats_from,
+    show_words,
+    transcript_path,
+    with_agent,
+)
+from cli.cmd_play import _human_name
+from cli.lobby_app import LobbyScreen
+from cli.net_report import finish_report
+from cli.net_session import NetSession, RunOutcome, quiet_network_logs
+from cli.session import SeatInfo
+from p2p.discovery import TableBrowser, TableInfo
+from p2p.errors import LobbyError, P2PError
+from p2p.front_door import (
+    JoiningSeat,
+    NoSuchTable,
+    find_table,
+    headless_agent,
+    read_seat,
+    resume_seat,
+)
+from p2p.game import GameSetup
+from p2p.handle import TableHandle
+from p2p.store import StoreError
+from p2p.table import Agent, HumanDecider
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    j = sub.add_parser(
+        "join", help="join a table on the LAN (by name, or HOST:PORT)",
+        description="Join a table. Without TABLE the lobby lists the tables on the LAN. "
+        "Where multicast does not work, give HOST:PORT as printed by the host.",
+        epilog="Examples:\n  silkroad join\n  silkroad join 'Friday tea' --code silk7\n"
+        "  silkroad join 192.168.1.5:40123 --name Ann\n"
+        "  silkroad join --resume games/peers/3fa1c2d4e5f60718",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    j.add_argument("target", nargs="?", default=None, metavar="TABLE|HOST:PORT")
+    j.add_argument("--code", default=None, help="the table's join code")
+    j.add_argument("--resume", metavar="FOLDER", default=None,
+                   help="rejoin a game this seat was playing (its game folder)")
+    j.add_argument("--json", action="store_true", help="with --headless: JSON lines only")
+    common_options(j)
+    j.set_defaults(func=run_join)
+
+
+def run_join(args: argparse.Namespace) -> int:
+    quiet_network_logs(args.verbose)
+    if args.json and not args.headless:
+        return fail("join", "--json needs --headless", EXIT_USAGE)
+    bad = needs_terminal(args, "join")
+    if bad is not None:
+        return bad
+    if args.resume and args.target:
+        return fail("join", "give either a table or --resume FOLDER, not both", EXIT_USAGE)
+    if args.headless and not args.target and not args.resume:
+        return fail("join", "--headless needs a table name or HOST:PORT", EXIT_USAGE)
+    t0 = time.perf_counter()
+    try:
+        session, result, label = asyncio.run(_join(args))
+    except Abort as exc:
+        return fail("join", str(exc), exc.code)
+    if session is None:
+        print("You left the lobby.")
+        return EXIT_OK
+    return finish_report(session, transcript_path(args, label), None,
+                         time.perf_counter() - t0, args.json, headless=args.headless,
+                         quit_early=result == "quit", prog="silkroad join")
+
+
+def split_target(target: str) -> tuple[str, int] | None:
+    """``HOST:PORT`` as a pair, None for anything else (a table name)."""
+    host, sep, port = target.rpartition(":")
+    if sep and host and port.isdigit() and 0 < int(port) < 65536:
+        return host, int(port)
+    return None
+
+
+async def _join(args: argparse.Namespace) -> tuple[NetSession | None, str, str]:
+    kind = args.bot_kind or DEFAULT_KIND
+    agent = headless_agent(kind, 2) if args.headless else None
+    if args.resume:
+        return await _resume(args, agent)
+    seat = await JoiningSeat(name=_human_name(args.player), interface=args.interface).open()
+    try:
+        target = split_target(args.target) if args.target else None
+        if args.headless:
+            if target is None:
+                try:
+                    info = await find_table(args.interface, args.target,
+                                            min(args.timeout, 10.0))
+                except NoSuchTable as exc:
+                    raise Abort(str(exc)) from None
+                target = (info.host, info.port)
+            try:
+                setup = await seat.join(target, code=args.code, timeout=args.timeout)
+            except LobbyError as exc:
+                raise Abort(explain(exc.reason, args)) from None
+            label = f"{target[0]}:{target[1]}"
+        else:
+            got = await join_lobby(seat, args, target)
+            if got is None:
+                return None, "quit", ""
+            setup, label = got
+        say(args, event="seated", seat=setup.my_seat, words=list(setup.words),
+            players=[e.name for e in setup.roster])
+        me = setup.my_seat
+
+        async def runner(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
+            t0 = time.perf_counter()
+            res = await seat.play(setup, Path(args.folder), handle, agent, human)
+            return RunOutcome(res.export, time.perf_counter() - t0)
+
+        session = NetSession(seats_from(setup.roster, me, {me: kind} if args.headless
+                                        else None), me,
+                             with_agent(runner) if args.headless else runner,
+                             words=setup.words)
+        return session, await play_session(session, args), label
+    finally:
+        await seat.close()
+
+
+async def _resume(args: argparse.Namespace, agent: Agent | None,
+                  ) -> tuple[NetSession, str, str]:
+    """Come back to a game from this seat's folder; bot seats it ran come back too."""
+    try:
+        record = read_seat(args.resume)
+    except (StoreError, OSError, ValueError) as exc:
+        raise Abort(f"cannot resume from {args.resume}: {exc} (give the game folder "
+                    "that holds meta.json and secrets.bin)", EXIT_USAGE) from None
+
+    async def runner(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
+        t0 = time.perf_counter()
+        res = await resume_seat(args.resume, handle, agent, human)
+        return RunOutcome(res.export, time.perf_counter() - t0)
+
+    mine = (args.bot_kind or DEFAULT_KIND) if args.headless else "human"
+    bots = {b.seat: b.kind for b in record.bots}
+    seats = [SeatInfo(e.name, mine if e.seat == record.seat else bots.get(e.seat, "peer"))
+             for e in record.roster]
+    session = NetSession(seats, record.seat, with_agent(runner) if args.headless else runner)
+    return session, await play_session(session, args), Path(args.resume).name
+
+
+async def join_lobby(seat: JoiningSeat, args: argparse.Namespace,
+                     target: tuple[str, int] | None,
+                     screen: LobbyScreen | None = None) -> tuple[GameSetup, str] | None:
+    """The joiner's lobby screen: pick a table, give the code, watch the seats fill, compare
+    the words.  ``screen`` is for tests.  Only tables ``seat.match`` accepts are listed."""
+    screen = screen or LobbyScreen("lobby")
+    app = asyncio.create_task(screen.app.run_async())
+    try:
+        async with seat.discovery() as disc, disc.browse(match=seat.match) as browser:
+            while True:
+                where: TableInfo | tuple[str, int]
+                if target is None:
+                    info = await pick_table(screen, browser, args.target)
+                    if info is None:
+                        return None
+                    where, label, need_code = info, info.ad.name, info.ad.code_required
+                else:
+                    where, label = target, f"{target[0]}:{target[1]}"
+                    need_code = False  # a direct join learns of a code by being refused
+                code = args.code
+                if need_code and code is None:
+                    screen.show([("bold", f"{label} needs a join code."), ("", ""),
+                                 ("muted", "Ask the host; spaces, - and case do not matter.")],
+                                "Enter to join · Esc to go back", prompt="join code: ")
+                    msg = await screen.inbox.get()
+                    if msg[0] == "quit":
+                        if target is not None:
+                            return None
+                        continue
+                    code = msg[1].strip() or None
+
+                def on_lobby(seats: list[tuple[str, str]], total: int,
+                             label: str = label) -> None:
+                    lines = [("bold", f"{label} — {len(seats)}/{total} seats"), ("", "")]
+                    lines += [("", f"seat {i}: {n}  [{fp}]") for i, (n, fp) in enumerate(seats)]
+                    lines += [("", ""), ("muted", "Waiting for the host to start the game…")]
+                    screen.show(lines, "q leave the table")
+
+                screen.show([("bold", f"Joining {label}…")], "q cancel")
+                joining = asyncio.create_task(seat.join(where, code=code, timeout=args.timeout,
+                                                        on_lobby=on_lobby))
+                while True:
+                    asked = asyncio.create_task(screen.inbox.get())
+                    done, _ = await asyncio.wait({joining, asked},
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    if joining in done:
+                        asked.cancel()
+                        break
+                    if asked.result()[0] == "quit":
+                        joining.cancel()
+                        with contextlib.suppress(BaseException):
+                            await joining
+                        return None
+                exc = joining.exception()
+                if exc is None:
+                    setup = joining.result()
+                    if not await show_words(screen, setup.words):
+                        return None
+                    return setup, label
+                reason = exc.reason if isinstance(exc, P2PError) else str(exc)
+                if target is not None:
+                    raise Abort(explain(reason, args))
+                screen.fail(f"Refused: {explain(reason, args)}")
+    finally:
+        await close_screen(screen, app)
+
+
+async def pick_table(screen: LobbyScreen, browser: TableBrowser,
+                     wanted: str | None) -> TableInfo | None:
+    """List tables as they appear; return the chosen one (None: the user quit)."""
+    while True:
+        rows = sorted(browser.tables.values(), key=lambda i: (i.ad.name, i.instance))
+        if wanted:
+            exact = [i for i in rows if i.ad.name == wanted]
+            if exact:
+                return exact[0]
+        if rows:
+            lines = [("bold", "Tables on your network:"), ("", "")]
+            lines += [("entry", describe(i)) for i in rows]
+            screen.show(lines, "1-9 or ↑↓ Enter choose · q quit", selectable=len(rows))
+        else:
+            screen.show([("bold", "Looking for tables on your network…"), ("", ""),
+                         ("muted", "None yet. Someone opens one with 'silkroad host'."),
+                         ("muted", "No multicast here? Join directly: silkroad join "
+                          "HOST:PORT")], "q quit")
+        ev = asyncio.create_task(browser.next_event())
+        asked = asyncio.create_task(screen.inbox.get())
+        done, _ = await asyncio.wait({ev, asked}, return_when=asyncio.FIRST_COMPLETED)
+        for t in (ev, asked):
+            if t not in done:
+                t.cancel()
+        if asked in done:
+            msg = asked.result()
+            if msg[0] == "quit":
+                return None
+            if msg[0] == "pick" and msg[1] < len(rows):
+                return rows[msg[1]]

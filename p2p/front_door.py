@@ -1,0 +1,390 @@
+"""The CLI's one way into p2p: host a table, join one, resume one, play on this machine.
+
+Why one module: the commands used to assemble listeners, zeroconf, the lobby, bot child
+processes and game folders themselves.  Here each way to sit at a table is one call (or
+one small object for the lobby, which a screen drives step by step), and every one of
+them plays through a :class:`p2p.handle.TableHandle` that the UI follows:
+
+* :class:`HostedTable` — listener, zeroconf advertisement, lobby, bot seats (each joins
+  like anyone else, then plays in its own process);
+* :class:`JoiningSeat` — a listener that joins a discovered table or one at
+  ``HOST:PORT``; :func:`browse_tables` and :func:`find_table` list what the LAN
+  advertises (with an optional filter, so one test run never sees another's tables);
+* :func:`resume_seat` — a seat from its game folder after a crash or a quit, with the bot
+  seats it ran brought back from their own folders;
+* :func:`play_local` — ``silkroad play``: every seat a real peer on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.bots import make_bot
+
+from .connection import Listener
+from .discovery import Discovery, TableFilter, TableInfo
+from .errors import LobbyError, ProtocolError
+from .game import GameParams, GameSetup
+from .handle import TableHandle
+from .identity import Identity
+from .lobby import Table as LobbyTable
+from .lobby import join_discovered, join_table
+from .local_table import (
+    CHILD_FINISH,
+    LocalGameResult,
+    prepare_folder,
+    run_local_game,
+    stop_on_child_exit,
+)
+from .mesh import RosterEntry
+from .netgame import play_setup, resume_folder, setup_board
+from .peer_process import PeerProcess, spawn, stop, wait_all, watch
+from .store import BotSeat, FolderLock, GameStore, StoreError, game_folder
+from .table import Agent, HumanDecider, TableResult
+
+BOT_ABANDON = 1800.0
+"""How long a host's bot seat waits for a slow player (people think; the same patience as
+:func:`p2p.netgame.play_setup`'s)."""
+BOT_FINISH = 30.0
+"""Seconds our bot seats get to finish after our own table ended."""
+
+
+def _bind(interface: str | None) -> str:
+    return interface or "0.0.0.0"
+
+
+def _interfaces(interface: str | None) -> list[str] | None:
+    return [interface] if interface else None
+
+
+# --- the LAN's tables ---------------------------------------------------------------------
+async def browse_tables(interface: str | None, timeout: float,
+                        until: Callable[[dict[str, TableInfo]], bool] | None = None,
+                        match: TableFilter | None = None) -> dict[str, TableInfo]:
+    """Collect advertised tables (instance → info) for ``timeout`` seconds, or until
+    ``until(tables)`` holds; ``match`` keeps only the tables it accepts."""
+    async with Discovery(_interfaces(interface)) as disc, disc.browse(match=match) as browser:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            left = end - loop.time()
+            if left <= 0:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(browser.next_event(), left)
+            if until is not None and until(browser.tables):
+                break
+        return dict(browser.tables)
+
+
+class NoSuchTable(LookupError):
+    """No advertised table has the name asked for (the message lists those seen)."""
+
+
+async def find_table(interface: str | None, name: str, timeout: float,
+                     match: TableFilter | None = None) -> TableInfo:
+    """The advertised table called ``name`` (mDNS), or :class:`NoSuchTable`."""
+    def found(tables: dict[str, TableInfo]) -> bool:
+        return any(i.ad.name == name for i in tables.values())
+
+    tables = await browse_tables(interface, timeout, until=found, match=match)
+    hits = sorted((i for i in tables.values() if i.ad.name == name), key=lambda i: i.instance)
+    if not hits:
+        names = ", ".join(sorted({i.ad.name for i in tables.values()})) or "none"
+        raise NoSuchTable(f"no table called {name!r} on the network (seen: {names}); "
+                          "join by HOST:PORT if multicast does not get through")
+    return hits[0]
+
+
+# --- hosting --------------------------------------------------------------------------------
+@dataclass
+class _BotPlan:
+    """A bot seat of the host: its identity is made up front so its folder (keyed by the
+    key) is known to the host, which records it for a resume."""
+
+    index: int
+    name: str
+    identity: Identity
+    kind: str
+    seed: int
+
+
+class HostedTable:
+    """A table this process opens on the LAN: listener, advertisement, lobby, bot seats.
+
+    ``await open()``, then watch :attr:`seated` fill (or :meth:`wait_full`), then
+    :meth:`start` (the lobby's start: roster, nonces, words) and :meth:`play`; always
+    :meth:`close`.  Bot seats join as soon as the table is open.
+    """
+
+    def __init__(self, *, name: str, seats: int, player: str, root: str | Path,
+                 code: str | None = None, shuffle: str = "verified",
+                 interface: str | None = None, port: int = 0, bots: int = 0,
+                 bot_kind: str = "heuristic", bot_names: Sequence[str] = ()) -> None:
+        self.name = name
+        self.seats_total = seats
+        self.player = player
+        self.root = Path(root)
+        self.code = code
+        self.shuffle = shuffle
+        self.interface = interface
+        self._port = port
+        self._plans = [_BotPlan(i, bot_names[i % len(bot_names)] if bot_names else f"bot{i}",
+                                Identity.generate(), bot_kind, 7919 * (i + 1))
+                       for i in range(bots)]
+        self._listener: Listener | None = None
+        self._discovery: Discovery | None = None
+        self._lobby: LobbyTable | None = None
+        self._bot_tasks: list[asyncio.Task[dict[str, object]]] = []
+        #: the address joiners dial (the chosen interface, else the first LAN address)
+        self.dial = interface or "127.0.0.1"
+
+    @property
+    def bots(self) -> int:
+        return len(self._plans)
+
+    @property
+    def port(self) -> int:
+        return self._listener.port if self._listener is not None else self._port
+
+    @property
+    def fingerprint(self) -> str:
+        """The table's key fingerprint, as its advertisement shows it (to pick it out)."""
+        assert self._listener is not None, "open() first"
+        return self._listener.identity.fingerprint
+
+    @property
+    def seated(self) -> list[str]:
+        """Names of the seated players in seat order (the host is seat 0)."""
+        return [s.name for s in self._lobby.seated] if self._lobby is not None else []
+
+    async def open(self) -> HostedTable:
+        """Listen, advertise and start the bot seats (OSError: the port is taken)."""
+        self._listener = await Listener(Identity.generate(), host=_bind(self.interface),
+                                        port=self._port).start()
+        self._discovery = await Discovery(_interfaces(self.interface)).start()
+        self._lobby = LobbyTable(self._listener, name=self.name, seats=self.seats_total,
+                                 host_name=self.player, shuffle_mode=self.shuffle,
+                                 join_code=self.code, discovery=self._discovery,
+                                 advertise_addresses=_interfaces(self.interface))
+        await self._lobby.open()
+        addrs = self._discovery.local_addresses()
+        self.dial = self.interface or (addrs[0] if addrs else "127.0.0.1")
+        loop = asyncio.get_running_loop()
+        self._bot_tasks = [loop.create_task(self._bot_seat(p)) for p in self._plans]
+        return self
+
+    async def wait_full(self, timeout: float) -> None:
+        """Wait until every seat is taken (TimeoutError after ``timeout`` s)."""
+        assert self._lobby is not None, "open() first"
+        await self._lobby.wait_for_players(timeout=timeout)
+
+    async def start(self) -> GameSetup:
+        """Start with whoever is seated (3 or more); :class:`p2p.errors.LobbyError` says why
+        it failed."""
+        assert self._lobby is not None, "open() first"
+        return await self._lobby.start()
+
+    def _bot_folder(self, plan: _BotPlan, setup: GameSetup) -> Path:
+        return game_folder(self.root / f"bot{plan.index}", setup.game_id,
+                           plan.identity.public)
+
+    async def _bot_seat(self, plan: _BotPlan) -> dict[str, object]:
+        """One bot seat: its own listener joins like anyone else, then the game is played
+        by a child process (:mod:`p2p.peer_process`) so the host's bots share every core.
+        Returns the child's final report."""
+        lis = await Listener(plan.identity, host=_bind(self.interface), port=0).start()
+        try:
+            setup = await join_table(lis, self.dial, self.port, name=plan.name,
+                                     join_code=self.code, mesh_host=self.dial,
+                                     start_timeout=None)
+        finally:
+            await lis.close()  # the child binds this port again for the game
+        folder = self._bot_folder(plan, setup)
+        prepare_folder(folder, list(setup.roster), setup.params, setup.my_seat, setup.game_id,
+                       plan.identity, board=setup_board(setup))
+        child = await spawn(setup.my_seat, folder, plan.kind, plan.seed, abandon=BOT_ABANDON)
+        try:
+            return (await wait_all([child], None))[0]
+        finally:
+            await stop(child)
+
+    async def play(self, setup: GameSetup, handle: TableHandle, agent: Agent | None = None,
+                   human: HumanDecider | None = None) -> TableResult:
+        """Play our seat (0) to the end; our bot seats finish their own games."""
+        assert self._listener is not None, "open() first"
+        keys = {e.key: e.seat for e in setup.roster}
+        bots = [BotSeat(keys[p.identity.public], str(self._bot_folder(p, setup).resolve()),
+                        p.kind, p.seed, 0.0, BOT_ABANDON)
+                for p in self._plans if p.identity.public in keys]
+        result = await play_setup(setup, self._listener, self.root, agent, human,
+                                  on_table=handle.attach, bot_seats=bots)
+        handle.result = result
+        for task in self._bot_tasks:  # their transcripts are theirs; give them a moment
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, BOT_FINISH)
+        return result
+
+    async def close(self) -> None:
+        """Withdraw the table, stop the bot seats, free the port (idempotent)."""
+        for task in self._bot_tasks:
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        if self._lobby is not None:
+            with contextlib.suppress(Exception):
+                await self._lobby.close()
+        if self._discovery is not None:
+            with contextlib.suppress(Exception):
+                await self._discovery.close()
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.close()
+
+
+# --- joining ----------------------------------------------------------------------------------
+class JoiningSeat:
+    """This process's seat at someone else's table: one listener (its key is the seat's
+    identity for the game), used to join and then to play."""
+
+    def __init__(self, *, name: str, interface: str | None = None,
+                 match: TableFilter | None = None) -> None:
+        self.name = name
+        self.interface = interface
+        #: which advertised tables this seat may see (None: all of them)
+        self.match = match
+        self._listener: Listener | None = None
+
+    @property
+    def listener(self) -> Listener:
+        assert self._listener is not None, "open() first"
+        return self._listener
+
+    async def open(self) -> JoiningSeat:
+        self._listener = await Listener(Identity.generate(), host=_bind(self.interface),
+                                        port=0).start()
+        return self
+
+    def discovery(self) -> Discovery:
+        """A zeroconf browser on this seat's interface (start it with ``async with``)."""
+        return Discovery(_interfaces(self.interface))
+
+    async def join(self, target: TableInfo | tuple[str, int], *, code: str | None,
+                   timeout: float | None,
+                   on_lobby: Callable[[list[tuple[str, str]], int], None] | None = None,
+                   ) -> GameSetup:
+        """Take a seat at a discovered table or at ``(host, port)`` and wait for the start;
+        :class:`p2p.errors.LobbyError` says why not."""
+        if isinstance(target, TableInfo):
+            return await join_discovered(self.listener, target, name=self.name,
+                                         join_code=code, start_timeout=timeout,
+                                         on_lobby=on_lobby)
+        return await join_table(self.listener, target[0], target[1], name=self.name,
+                                join_code=code, start_timeout=timeout, on_lobby=on_lobby)
+
+    async def play(self, setup: GameSetup, root: str | Path, handle: TableHandle,
+                   agent: Agent | None = None,
+                   human: HumanDecider | None = None) -> TableResult:
+        """Play the started game to the end from this seat's own folder under ``root``."""
+        result = await play_setup(setup, self.listener, root, agent, human,
+                                  on_table=handle.attach)
+        handle.result = result
+        return result
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.close()
+
+
+# --- resuming -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SeatRecord:
+    """What a game folder says about its seat (enough to label the screen)."""
+
+    folder: Path
+    roster: list[RosterEntry]
+    params: GameParams
+    seat: int
+    bots: list[BotSeat]
+
+
+def read_seat(folder: str | os.PathLike[str]) -> SeatRecord:
+    """Check that ``folder`` is a seat's game folder this peer can resume;
+    :class:`p2p.store.StoreError` (or ValueError) says what is wrong."""
+    store = GameStore(folder)
+    try:
+        roster, params, seat, _gid = store.load_meta()
+        params.check_playable()
+        store.load_secrets()
+        bots = store.load_bot_seats()
+    except ProtocolError as exc:
+        raise StoreError(str(exc)) from None
+    return SeatRecord(Path(folder), roster, params, seat, bots)
+
+
+async def resume_seat(folder: str | os.PathLike[str], handle: TableHandle,
+                      agent: Agent | None = None, human: HumanDecider | None = None, *,
+                      abandon_timeout: float = 1800.0) -> TableResult:
+    """Come back to a table from this seat's folder (same key, same address).
+
+    The bot seats this seat ran (``bots.json``: ``silkroad play``, ``host --bots``) are
+    brought back first, each resuming from its own folder in its own process: without
+    them the table would wait for them forever.  A bot child that ends early stops our
+    table naming it, as during the first run."""
+    record = read_seat(folder)
+    lock = FolderLock(folder).acquire()  # before any bot comes back: a clash is ours alone
+    children: list[PeerProcess] = []
+    watcher: asyncio.Future[None] | None = None
+    try:
+        for bot in record.bots:
+            if GameStore(bot.folder).exists():
+                children.append(await spawn(bot.seat, Path(bot.folder), bot.kind, bot.seed,
+                                            pace=bot.pace, abandon=bot.abandon))
+        if children:
+            watcher = asyncio.ensure_future(watch(children, stop_on_child_exit(handle.stop)))
+        result = await resume_folder(Path(folder), agent, human,
+                                     abandon_timeout=abandon_timeout,
+                                     on_table=handle.attach, lock=lock)
+        handle.result = result
+        if watcher is not None:
+            watcher.cancel()
+            watcher = None
+        await wait_all(children, CHILD_FINISH)
+        return result
+    finally:
+        lock.release()  # resume_folder released it already, unless it never started
+        if watcher is not None:
+            watcher.cancel()
+        await asyncio.gather(*(stop(c) for c in children))
+
+
+# --- this machine only ----------------------------------------------------------------------
+async def play_local(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: str,
+                     root: str | Path, handle: TableHandle,
+                     human: HumanDecider | None = None, *, lam: int = 40, pace: float = 0.0,
+                     variant: str | None = None, board: str | None = None,
+                     bot_processes: bool = True) -> LocalGameResult:
+    """``silkroad play``: seat 0 is ``human`` (or a ``bot_kind`` bot), the others are bot
+    peers, each in its own process unless ``bot_processes`` is false; every peer has its
+    own keys, listener and folder under ``root`` and they only talk over TCP."""
+    return await run_local_game(len(names), bot_kind, seed, shuffle_mode, root, human,
+                                lam=lam, audit=False, names=list(names), variant=variant,
+                                board=board, pace=pace, bot_processes=bot_processes,
+                                handle=handle)
+
+
+def headless_agent(kind: str, seed: int) -> Agent:
+    """The bot that plays a headless seat."""
+    return make_bot(kind, seed)
+
+
+__all__ = ["HostedTable", "JoiningSeat", "LobbyError", "NoSuchTable", "SeatRecord",
+           "TableHandle", "browse_tables", "find_table", "headless_agent", "play_local",
+           "read_seat", "resume_seat"]

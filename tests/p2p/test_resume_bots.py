@@ -1,0 +1,84 @@
+"""Quit a game against bots, then resume it: the bot seats come back.
+
+Issue: after Ctrl-C in ``silkroad play`` (or ``host --bots``), ``join --resume`` reopened
+the player's table but the bot children were gone, so it waited forever.  The player's
+folder now records its bot seats (``bots.json``) and resuming brings them back, each from
+its own folder; quitting prints the command that does it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+from table_kit import LAM, run
+from test_bot_processes import _gone_within, _peer_pids
+
+from cli.main import main
+from cli.net_report import left_line
+from cli.net_session import NetSession, RunOutcome
+from cli.session import SeatInfo
+from p2p.front_door import TableHandle, play_local, read_seat
+from p2p.game_audit import audit_game
+from p2p.store import GameStore
+from p2p.table import HumanDecider
+
+NAMES = ["Ann", "Marco", "Leyla"]
+
+
+async def _quit_mid_game(root: Path, at_step: int) -> Path:
+    """``play`` with bot processes, left (cancelled, as the UI's quit does) at a step."""
+    handle = TableHandle()
+    far_enough = asyncio.Event()
+    handle.subscribe(lambda _a: far_enough.set() if handle.step >= at_step else None)
+    game = asyncio.ensure_future(play_local(NAMES, "random", 3, "audit", root, handle,
+                                            lam=LAM, pace=0.02))
+    await asyncio.wait_for(far_enough.wait(), 60)
+    assert not game.done()
+    game.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await game
+    assert handle.folder is not None
+    return handle.folder
+
+
+@pytest.mark.timeout(150)
+def test_quit_then_resume_brings_the_bot_seats_back(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    folder = run(lambda: _quit_mid_game(tmp_path / "peers", 12), timeout=80)
+    assert _gone_within(tmp_path, 10), "the bot children outlived the quit"
+    record = read_seat(folder)
+    assert record.seat == 0 and [b.seat for b in record.bots] == [1, 2]
+    assert all(GameStore(b.folder).exists() for b in record.bots)
+    # the command the quit line prints, run headless: the bots come back, the game ends
+    transcript = tmp_path / "resumed.silkroad"
+    code = main(["join", "--resume", str(folder), "--headless", "--json", "--transcript",
+                 str(transcript)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    res = json.loads(out.out.splitlines()[-1])
+    assert res["verdict"] == "fair" and res["players"] == 3
+    assert res["kinds"] == ["heuristic", "random", "random"]  # the bots, named as bots
+    final = res["audit"]["final_hash"]
+    for bot in record.bots:  # each bot finished the same game from its own folder
+        report = audit_game(GameStore(bot.folder).export_path)
+        assert report.fair and report.final_hash.hex() == final
+    assert not _peer_pids(tmp_path)
+
+
+def test_quitting_says_how_to_resume(tmp_path: Path) -> None:
+    """The line printed after leaving a game mid-way names the folder, the audit and the
+    resume command."""
+    async def runner(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
+        raise AssertionError("not played")
+
+    session = NetSession([SeatInfo(n, "human") for n in NAMES], 0, runner)
+    session.handle.folder = tmp_path
+    text = left_line(session)
+    assert text.startswith("You left the table before the end.")
+    assert f"'silkroad audit {tmp_path}' checks the part played" in text
+    resume = next(x for x in text.splitlines() if x.startswith("Resume it with: "))
+    assert resume.endswith(f" join --resume {tmp_path}")
