@@ -26,6 +26,7 @@ from engine.colours import COLOURS
 from engine.errors import DataError
 from engine.game import score_table, winners
 from engine.state import make_config
+from p2p.game import MONEY_MODES
 
 BOT_NAMES = ("Marco", "Leyla", "Zhang", "Omar", "Roxana")
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -41,6 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "  silkroad play --variant reverse --bot-kind random\n"
         "  silkroad play --headless --json --seed 3\n"
         "  silkroad play --local --seed 7     (in-process, no crypto: quick)\n"
+        "  silkroad play --money hidden       (others' money behind their screens)\n"
         "Keys at the table: digits pick a menu entry, or type a command (Tab completes);\n"
         "? or F1 shows the rules and keys; q quits.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -55,6 +57,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--variant", choices=("reverse",), default=None,
                    help="reverse: travel from Antioch to Chang'An")
     p.add_argument("--board", metavar="FILE", default=None, help="a board JSON file")
+    p.add_argument("--money", choices=MONEY_MODES, default="open",
+                   help="open (default): everyone's money shows; hidden: others' money "
+                   "shows as $? (behind the screen, as in the rulebook) and the log still "
+                   "says who paid what")
     p.add_argument("--name", default=None, help="your name at the table")
     p.add_argument("--save", metavar="PATH", default=None,
                    help="where to write the game record (default ./games/<time>-seed<S>.silkroad)")
@@ -105,10 +111,12 @@ def open_session(
     seed: int,
     delay: float,
     save: SaveWriter | None,
+    hidden_money: bool = False,
 ) -> LocalSession:
-    """The table's session. Today: in-process engine + LocalDealer + bots."""
+    """The in-process table's session: engine + LocalDealer + bots."""
     config = make_config(len(seats), board.reverse, board)
-    return LocalSession(config, seats, seat, seed, bot_delay=delay, save=save)
+    return LocalSession(config, seats, seat, seed, bot_delay=delay, save=save,
+                        hidden_money=hidden_money)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,7 +163,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.headless:
             return _headless(board, seats, seed, writer, save_path, args.json)
-        return _interactive(board, seats, seed, args.delay, writer, save_path)
+        return _interactive(board, seats, seed, args.delay, writer, save_path,
+                            hidden_money=args.money == "hidden")
     except BotUnavailable as exc:
         return _fail(str(exc))
     finally:
@@ -254,7 +263,7 @@ def run_networked(args: argparse.Namespace, kind: str, seed: int, players: int) 
                 return session, "over"
             from cli.table_app import run_table
 
-            return session, await run_table(session)
+            return session, await run_table(session, hidden_money=args.money == "hidden")
         finally:
             await session.close()
 
@@ -272,14 +281,14 @@ def run_networked(args: argparse.Namespace, kind: str, seed: int, players: int) 
 
 def _interactive(
     board: Board, seats: list[SeatInfo], seed: int, delay: float,
-    writer: SaveWriter | None, save_path: Path | None,
+    writer: SaveWriter | None, save_path: Path | None, hidden_money: bool = False,
 ) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the table needs a terminal; use --headless to let bots play it out")
     from cli.table_app import run_table
 
     async def go() -> str:
-        session = open_session(board, seats, 0, seed, delay, writer)
+        session = open_session(board, seats, 0, seed, delay, writer, hidden_money)
         try:
             return await run_table(session)
         finally:

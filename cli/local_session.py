@@ -23,13 +23,16 @@ from cli.session import (
     StateChanged,
     Status,
 )
-from engine.actions import RESOLVER, Action, VizierChoice
+from engine.actions import RESOLVER, Action, Stolen, VizierChoice, VizierReveals
 from engine.dealer import LocalDealer
 from engine.driver import Agent
 from engine.errors import IllegalAction
 from engine.rules import actors, apply, combine_vizier, is_simultaneous, legal_actions
 from engine.state import Config, GameState, Phase
 from engine.view import PlayerView
+
+LINGER = 3
+"""Bot delays to wait after a theft or a Grand Vizier's result (news worth reading)."""
 
 
 class LocalSession:
@@ -44,6 +47,7 @@ class LocalSession:
         bot_delay: float = 0.6,
         save: SaveWriter | None = None,
         agents: Sequence[Agent | None] | None = None,
+        hidden_money: bool = False,
     ) -> None:
         if len(seats) != config.players:
             raise ValueError(f"{config.players} players need {config.players} seats")
@@ -55,6 +59,8 @@ class LocalSession:
         self.state: GameState = GameState(config)
         self.bot_delay = bot_delay
         self.save = save
+        #: the table keeps other players' money behind their screens (the UI shows "$?")
+        self.hidden_money = hidden_money
         if agents is None:
             agents = [
                 None if i == seat else make_bot(info.kind, dealer_seed * 1009 + i)
@@ -194,10 +200,11 @@ class LocalSession:
             if acts[0] == RESOLVER:
                 if s.phase == Phase.SEED:
                     self._emit(Status("Laying out the tiles and dealing the goods…"))
-                self._commit(self.dealer.resolve(s))
+                resolved = self.dealer.resolve(s)
+                self._commit(resolved)
                 if s.phase not in (Phase.SEED, Phase.DEAL):
                     self._emit(Status(None))
-                await asyncio.sleep(0)
+                await asyncio.sleep(self._linger(resolved))
                 continue
             if is_simultaneous(s):
                 await self._vizier(acts)
@@ -229,4 +236,12 @@ class LocalSession:
             self._my_vizier = None
         await asyncio.sleep(self.bot_delay)
         self._emit(Status(None))
-        self._commit(combine_vizier(s, choices))
+        result = combine_vizier(s, choices)
+        self._commit(result)
+        await asyncio.sleep(self._linger(result))
+
+    def _linger(self, a: Action) -> float:
+        """Extra time after a theft or a Vizier's result, so a player following the log
+        reads it before the bots move on (the log keeps it, PgUp, but it should not need
+        to)."""
+        return LINGER * self.bot_delay if isinstance(a, Stolen | VizierReveals) else 0.0

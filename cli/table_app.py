@@ -56,7 +56,7 @@ from cli.theme import STYLE, color_depth, legend_lines
 from engine.actions import Action, Decline, ExchangeDone, ExchangePair
 from engine.colours import COLOURS
 from engine.errors import IllegalAction
-from engine.state import Phase
+from engine.state import GameState, Phase
 from engine.tiles import BARTERER, CROOK
 
 MENU_ROWS = 3
@@ -89,8 +89,10 @@ class TableApp:
         session: TableSession,
         input: Input | None = None,
         output: Output | None = None,
+        hidden_money: bool | None = None,
     ) -> None:
         self.session = session
+        self._hidden_money = hidden_money
         self.log: list[str] = []
         self.seen = 0  # log lines before my last action (newer ones are highlighted)
         self.error = ""
@@ -179,6 +181,8 @@ class TableApp:
                 self.route.append(city)
             if state.phase == Phase.OVER and ev.lines:
                 self.end_note = ev.lines
+            if self.status is not None and stale_status(self.status, state, bool(ev.lines)):
+                self.status = None
         elif isinstance(ev, Status):
             self.status = ev if ev.text else None
         elif isinstance(ev, PeerLink):
@@ -187,6 +191,8 @@ class TableApp:
                 self.away.pop(ev.seat, None)
             elif ev.connected:
                 self.away.pop(ev.seat, None)
+                if self.status is not None and (self.status.text or "").startswith("Waiting"):
+                    self.status = None  # whoever we waited for may be back: not stale news
                 self.back = f"{ev.name} is back at the table."
                 self.log.append(f"{ev.name} reconnected.")
             else:
@@ -622,7 +628,10 @@ class TableApp:
         return w < MIN_SIZE[0] or h < MIN_SIZE[1]
 
     def hidden_money(self) -> bool:
-        """The table agreed to hide other players' money (``--money hidden``)."""
+        """The table agreed to hide other players' money (``--money hidden``): said by
+        whoever opened the screen, else by the session (``hidden_money``)."""
+        if self._hidden_money is not None:
+            return self._hidden_money
         return bool(getattr(self.session, "hidden_money", False))
 
     def _body_height(self) -> int:
@@ -981,6 +990,16 @@ class TableApp:
         return result or "quit"
 
 
+def stale_status(status: Status, state: GameState, moved: bool) -> bool:
+    """Whether a status line no longer holds once the state moved on: "You chose…" outside
+    a Grand Vizier, and "Waiting N s for …" once a step was played (a session that still
+    waits says so again with the new count)."""
+    text = status.text or ""
+    if text.startswith("You chose") and state.phase != Phase.VIZIER:
+        return True
+    return moved and text.startswith("Waiting") and " s for " in text
+
+
 def _text_width(frags: StyleAndTextTuples) -> int:
     text = "".join(t for _, t, *_ in frags)
     return max(len(x.rstrip()) for x in text.split("\n"))
@@ -995,5 +1014,5 @@ def touches_me(line: str) -> bool:
         or " win" in line
 
 
-async def run_table(session: TableSession) -> str:
-    return await TableApp(session).run()
+async def run_table(session: TableSession, hidden_money: bool | None = None) -> str:
+    return await TableApp(session, hidden_money=hidden_money).run()

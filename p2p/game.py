@@ -43,6 +43,10 @@ AUDITABLE_VERSIONS = (1, 2, PROTOCOL_VERSION)
 actions of version 1 are those of version 2; only the ack schedule differs.  Version 3
 changed only the handshake's join-code check, not what a game records)."""
 WORD_COUNT = 5
+MONEY_MODES = ("open", "hidden")
+"""How other players' money shows at the table: ``open`` (the default: every payment is
+public, so the software shows the totals) or ``hidden`` (behind the screens, as the
+rulebook has it: only the log's payments, a player keeps track)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class GameParams:
     board_digest: bytes = b""
     shuffle_mode: str = "verified"
     protocol_version: int = PROTOCOL_VERSION
+    money: str = "open"
 
     def check_playable(self) -> None:
         """Raise :class:`ProtocolError` unless a table with these params can be played (or
@@ -66,20 +71,38 @@ class GameParams:
             )
 
     def to_wire(self) -> list[Any]:
-        return [
+        """The agreed parameters as hashed into the game id.  ``money`` is appended only
+        when it is not the default, so a table without the option has exactly the wire
+        (hence the game id) it had before the option existed: old transcripts still
+        audit and resume."""
+        wire: list[Any] = [
             self.protocol_version,
             self.players,
             self.variant,
             self.board_digest,
             self.shuffle_mode,
         ]
+        if self.money != "open":
+            wire.append(self.money)
+        return wire
+
+    @property
+    def hidden_money(self) -> bool:
+        return self.money == "hidden"
 
     @classmethod
     def from_wire(cls, obj: Any) -> GameParams:
         """Parse and validate; raises :class:`ProtocolError` naming the bad field."""
-        if not isinstance(obj, list) or len(obj) != 5:
-            raise ProtocolError("params must be [version, players, variant, digest, shuffle]")
-        version, players, variant, digest, mode = obj
+        if not isinstance(obj, list) or len(obj) not in (5, 6):
+            raise ProtocolError("params must be [version, players, variant, digest, shuffle"
+                                "(, money)]")
+        money = "open"
+        if len(obj) == 6:
+            money = obj[5]
+            if money not in MONEY_MODES or money == "open":
+                # the default is never written: one encoding per table, one game id
+                raise ProtocolError(f"money {money!r} (hidden, or left out for open)")
+        version, players, variant, digest, mode = obj[:5]
         if version not in AUDITABLE_VERSIONS or isinstance(version, bool):
             raise ProtocolError(
                 f"params for protocol version {version!r}, we speak {PROTOCOL_VERSION}"
@@ -94,7 +117,7 @@ class GameParams:
             raise ProtocolError("bad board digest")
         if mode not in SHUFFLE_MODES:
             raise ProtocolError(f"shuffle mode {mode!r} (verified/audit)")
-        return cls(players, variant, digest, mode, version)
+        return cls(players, variant, digest, mode, version, money)
 
 
 def compute_game_id(roster: Sequence[RosterEntry], params: GameParams) -> bytes:

@@ -17,7 +17,7 @@ from prompt_toolkit.output import DummyOutput
 from cli.help_text import PAGES
 from cli.local_session import LocalSession
 from cli.mapview import road_glyphs
-from cli.session import GameOver, PeerLink, StateChanged
+from cli.session import GameOver, PeerLink, StateChanged, Status
 from cli.table_app import TableApp
 from engine.actions import RESOLVER, Bid, Decline, ExchangePair, PassBid, TakeTile
 from engine.board import default_board
@@ -459,3 +459,29 @@ def test_take_menu_numbers_tiles_like_the_take_command() -> None:
                          legal_actions(s, p, session.dealer.hand(s, p)), ["a", "b", "c", "d"]):
         if isinstance(c.action, TakeTile):
             assert c.command == f"take {s.layout[s.city].index(c.action.tile) + 1}"
+
+
+def test_status_lines_do_not_outlive_their_truth() -> None:
+    """"You chose…" ends with the Vizier; "Waiting 30 s for Ivo" ends when Ivo is back or
+    the table moves on (issue 10, item 5)."""
+    async def body(inp: PipeInput) -> None:
+        session = make_session(4, 3)
+        app, task = await _open(session)
+        session.bot_delay = 30.0
+        session._emit(Status("You chose. Waiting for the others to reveal…"))
+        await until(lambda: app.status is not None)
+        session._emit(StateChanged(("Grand Vizier on silk: you 1, Marco 0 — you +5.",)))
+        await until(lambda: app.status is None)
+        session._emit(Status("Waiting 30 s for Leyla (seat 2) — a: abandon the table"))
+        await until(lambda: app.status is not None)
+        session._emit(PeerLink(2, "Leyla", connected=False))
+        session._emit(PeerLink(2, "Leyla", connected=True))
+        await until(lambda: app.status is None and not app.away)
+        session._emit(Status("Waiting 12 s for Leyla (seat 2) — a: abandon the table"))
+        await until(lambda: app.status is not None)
+        session._emit(StateChanged(("Leyla passes.",)))
+        await until(lambda: app.status is None)
+        assert "Waiting 12 s" not in "\n".join(screen_text(app))
+        await _close(app, task, session)
+
+    _run(body)
