@@ -38,10 +38,13 @@ SHUFFLE_MODES = ("verified", "audit")
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
 NONCE_LEN = 32
-AUDITABLE_VERSIONS = (1, 2, PROTOCOL_VERSION)
+AUDITABLE_VERSIONS = (1, 2, 3, PROTOCOL_VERSION)
 """Protocol versions whose transcripts we read and audit (the envelopes, crypto and engine
 actions of version 1 are those of version 2; only the ack schedule differs.  Version 3
-changed only the handshake's join-code check, not what a game records)."""
+changed only the handshake's join-code check, not what a game records.  Games before
+version 4 have no closing acknowledgements: they audit as consistent, never certified)."""
+CERTIFIED_SINCE = 4
+"""The first protocol version whose games end with every seat's closing acknowledgement."""
 WORD_COUNT = 5
 MONEY_MODES = ("open", "hidden")
 """How other players' money shows at the table: ``open`` (the default: every payment is

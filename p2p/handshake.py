@@ -53,9 +53,11 @@ from .framing import HANDSHAKE_LIMITS, frame, pack, read_frame, unpack
 from .identity import KEY_LEN, SIG_LEN, Identity, fingerprint, is_signing_key, verify
 from .join_pake import ACCEPTOR, DIALER, CodeExchange, proof, proof_ok
 
-PROTOCOL_VERSION = 3
-"""3: the join code is checked by a PAKE (p2p.join_pake); 2: cumulative acks
-(p2p.ack_chain); 1: an ack after every step.  Games of 2 and 3 record the same transcript."""
+PROTOCOL_VERSION = 4
+"""4: every seat signs a closing acknowledgement after the secrets (a game is certified
+only then), abort notices carry the offending envelope, gap sync while playing; 3: the join
+code is checked by a PAKE (p2p.join_pake); 2: cumulative acks (p2p.ack_chain); 1: an ack
+after every step.  Games of 2 and 3 record the same transcript."""
 DOMAIN = "silkroad/p2p/handshake/v1"
 NONCE_LEN = 32
 INCARNATION_LEN = 16
