@@ -23,6 +23,7 @@ from cli.cmd_net import (
     needs_terminal,
     play_session,
     say,
+    say_how_to_resume,
     seats_from,
     show_words,
     transcript_path,
@@ -80,8 +81,12 @@ def run_host(args: argparse.Namespace) -> int:
     me_name = _human_name(args.player)
     args.table = args.table or f"{me_name}'s table"
     t0 = time.perf_counter()
+    made: list[NetSession] = []
     try:
-        session, result = asyncio.run(_host(args, me_name))
+        session, result = asyncio.run(_host(args, me_name, made))
+    except KeyboardInterrupt:
+        say_how_to_resume("host", made)
+        raise
     except Abort as exc:
         return fail("host", str(exc), exc.code)
     except OSError as exc:
@@ -95,7 +100,10 @@ def run_host(args: argparse.Namespace) -> int:
                          quit_early=result == "quit", prog="silkroad host")
 
 
-async def _host(args: argparse.Namespace, me_name: str) -> tuple[NetSession | None, str]:
+async def _host(args: argparse.Namespace, me_name: str,
+                made: list[NetSession]) -> tuple[NetSession | None, str]:
+    """Open the table, run its lobby, play; ``made`` receives the session once it exists
+    (so an interrupted run can still say how to resume)."""
     kind = args.bot_kind or DEFAULT_KIND
     screen: LobbyScreen | None = None
     app: asyncio.Task[None] | None = None
@@ -149,6 +157,7 @@ async def _host(args: argparse.Namespace, me_name: str) -> tuple[NetSession | No
         session = NetSession(seats_from(setup.roster, 0, bot_seats), 0,
                              with_agent(runner) if args.headless else runner,
                              words=setup.words)
+        made.append(session)
         return session, await play_session(session, args)
     finally:
         if screen is not None:

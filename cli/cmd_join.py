@@ -27,6 +27,7 @@ from cli.cmd_net import (
     needs_terminal,
     play_session,
     say,
+    say_how_to_resume,
     seats_from,
     show_words,
     transcript_path,
@@ -83,8 +84,12 @@ def run_join(args: argparse.Namespace) -> int:
     if args.headless and not args.target and not args.resume:
         return fail("join", "--headless needs a table name or HOST:PORT", EXIT_USAGE)
     t0 = time.perf_counter()
+    made: list[NetSession] = []
     try:
-        session, result, label = asyncio.run(_join(args))
+        session, result, label = asyncio.run(_join(args, made))
+    except KeyboardInterrupt:
+        say_how_to_resume("join", made)
+        raise
     except Abort as exc:
         return fail("join", str(exc), exc.code)
     if session is None:
@@ -103,11 +108,14 @@ def split_target(target: str) -> tuple[str, int] | None:
     return None
 
 
-async def _join(args: argparse.Namespace) -> tuple[NetSession | None, str, str]:
+async def _join(args: argparse.Namespace,
+                made: list[NetSession]) -> tuple[NetSession | None, str, str]:
+    """Join (or resume) and play; ``made`` receives the session once it exists (so an
+    interrupted run can still say how to resume)."""
     kind = args.bot_kind or DEFAULT_KIND
     agent = headless_agent(kind, 2) if args.headless else None
     if args.resume:
-        return await _resume(args, agent)
+        return await _resume(args, agent, made)
     seat = await JoiningSeat(name=_human_name(args.player), interface=args.interface).open()
     try:
         target = split_target(args.target) if args.target else None
@@ -142,13 +150,14 @@ async def _join(args: argparse.Namespace) -> tuple[NetSession | None, str, str]:
                                         else None), me,
                              with_agent(runner) if args.headless else runner,
                              words=setup.words)
+        made.append(session)
         return session, await play_session(session, args), label
     finally:
         await seat.close()
 
 
 async def _resume(args: argparse.Namespace, agent: Agent | None,
-                  ) -> tuple[NetSession, str, str]:
+                  made: list[NetSession]) -> tuple[NetSession, str, str]:
     """Come back to a game from this seat's folder; bot seats it ran come back too."""
     try:
         record = read_seat(args.resume)
@@ -166,6 +175,7 @@ async def _resume(args: argparse.Namespace, agent: Agent | None,
     seats = [SeatInfo(e.name, mine if e.seat == record.seat else bots.get(e.seat, "peer"))
              for e in record.roster]
     session = NetSession(seats, record.seat, with_agent(runner) if args.headless else runner)
+    made.append(session)
     return session, await play_session(session, args), Path(args.resume).name
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from cli.bots import BOT_KINDS
 from cli.lobby_app import LobbyScreen
+from cli.net_report import resume_hint
 from cli.net_session import NetSession, Runner, RunOutcome
 from cli.session import SeatInfo
 from cli.table_app import run_table
@@ -117,6 +118,15 @@ def seats_from(roster: Sequence[RosterEntry], me: int,
     kinds = kinds or {}
     return [SeatInfo(e.name, kinds.get(e.seat, "human" if e.seat == me else "peer"))
             for e in roster]
+
+
+def say_how_to_resume(prog: str, sessions: Sequence[NetSession]) -> None:
+    """After Ctrl-C (headless, or before the table screen took the keys): where this
+    seat's game is and the command that resumes it, if the game had begun."""
+    for session in sessions:
+        if session.folder is not None and session.folder.exists():
+            print(f"silkroad {prog}: interrupted; this seat's record is in {session.folder} "
+                  f"(resume with: {resume_hint(session.folder)})", file=sys.stderr)
 
 
 def with_agent(runner: Runner) -> Runner:

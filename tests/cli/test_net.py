@@ -352,6 +352,40 @@ def test_host_with_bot_seats_and_one_joiner(procs: list[subprocess.Popen[str]],
     # the bot seats played in child processes (their quiet logs) and finished the same game
     logs = sorted((tmp_path / "hp").glob("bot*/*/peer.log"))
     assert len(logs) == 2 and all(p.read_text() == "" for p in logs)
+    # the host's own folder records its bot seats' folders, so a resume brings them back
+    from p2p.front_door import read_seat
+
+    host_seat = [f for f in (tmp_path / "hp").iterdir() if (f / "meta.json").exists()]
+    assert len(host_seat) == 1
+    recorded = read_seat(host_seat[0]).bots
+    assert sorted(Path(b.folder) for b in recorded) == sorted(p.parent.resolve() for p in logs)
     for log in logs:
         report = audit_game(log.parent / "game.silkroad")
         assert report.fair and report.final_hash.hex() == outs["Dee"]["audit"]["final_hash"]
+
+
+def test_two_seats_on_one_folder_is_a_local_error(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A seat's folder in use by another peer (here: this process holds its lock, as a
+    second ``join --resume`` of a running seat would meet it): ``join --resume`` stops at
+    once with one line naming the folder — a local mistake, never a cheating verdict."""
+    from p2p.local_table import make_local_setup, prepare_folder
+    from p2p.store import FolderLock
+
+    async def folder() -> Path:
+        peers = await make_local_setup(3, "audit", tmp_path / "peers", lam=8)
+        for p in peers:
+            await p.listener.close()
+        p = peers[1]
+        prepare_folder(p.folder, p.roster, p.params, p.seat, p.game_id, p.identity, 8)
+        return p.folder
+
+    seat = asyncio.run(folder())
+    with FolderLock(seat):
+        t0 = time.monotonic()
+        code = main(["join", "--resume", str(seat), "--headless", "--json"])
+    err = capsys.readouterr().err
+    assert code == 1 and time.monotonic() - t0 < 10
+    assert str(seat) in err and "in use by another peer" in err, err
+    for word in ("cheat", "broke", "unfair", "Traceback"):
+        assert word not in err, err

@@ -11,6 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -53,6 +58,8 @@ def test_quit_then_resume_brings_the_bot_seats_back(tmp_path: Path,
     record = read_seat(folder)
     assert record.seat == 0 and [b.seat for b in record.bots] == [1, 2]
     assert all(GameStore(b.folder).exists() for b in record.bots)
+    _resume_then_ctrl_c(folder)
+    assert _gone_within(tmp_path, 10), "the bot children outlived the Ctrl-C"
     # the command the quit line prints, run headless: the bots come back, the game ends
     transcript = tmp_path / "resumed.silkroad"
     code = main(["join", "--resume", str(folder), "--headless", "--json", "--transcript",
@@ -67,6 +74,33 @@ def test_quit_then_resume_brings_the_bot_seats_back(tmp_path: Path,
         report = audit_game(GameStore(bot.folder).export_path)
         assert report.fair and report.final_hash.hex() == final
     assert not _peer_pids(tmp_path)
+
+
+def _resume_then_ctrl_c(folder: Path) -> None:
+    """``join --resume`` as a process, interrupted (SIGINT) once the game moved on: it says
+    where the seat's record is and how to resume, and leaves no bot behind."""
+    transcript = folder / "transcript.bin"
+    before = transcript.stat().st_size
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "join", "--resume", str(folder),
+                             "--headless", "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            cwd=Path(__file__).resolve().parents[2])
+    try:
+        deadline = time.monotonic() + 40
+        while transcript.stat().st_size < before + 2000:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the resumed game did not move"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    assert f"this seat's record is in {folder}" in err, err
+    assert f"join --resume {folder}" in err, err
 
 
 def test_quitting_says_how_to_resume(tmp_path: Path) -> None:
