@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         return code
     if code == 0:
         print(f"FAIR: {report.steps} engine steps replayed; every signature, proof and token "
-              f"checks out. Scores {report.scores}.")
+              f"checks out. Scores: {_scores(report.scores, names)}.")
         return code
     found = report.violation
     if found is None:
@@ -83,6 +83,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"UNFAIR: {_who(found.party, names)} broke the rules at {where}: rule {found.rule}: "
           f"{found.detail}")
     return code
+
+
+def _scores(scores: list[int] | None, names: list[str]) -> str:
+    """"Ann 26, Marco 29, …" (seat numbers when the names cannot be read)."""
+    if not scores:
+        return "none"
+    return ", ".join(f"{names[p] if p < len(names) else f'seat {p}'} {v}"
+                     for p, v in enumerate(scores))
 
 
 def _roster_names(path: str) -> list[str]:

@@ -7,7 +7,10 @@ the remaining arguments, so each benchmark owns its own options and ``--help``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
+import re
 import sys
 
 BENCHES = {
@@ -26,12 +29,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "  silkroad bench net --help",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("which", choices=sorted(BENCHES), help="which benchmark to run")
+    p.add_argument("which", nargs="?", choices=sorted(BENCHES), help="which benchmark to run")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the benchmark")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.which is None:
+        print("silkroad bench: say which benchmark to run: engine, crypto or net\n"
+              "  e.g. silkroad bench engine · silkroad bench net --help", file=sys.stderr)
+        return 2
     mod_name = BENCHES[args.which]
     try:
         mod = importlib.import_module(mod_name)
@@ -44,5 +51,17 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    result = mod.main(list(args.rest))
+    rest = list(args.rest)
+    if "-h" in rest or "--help" in rest:
+        # a benchmark's own help names the module it lives in; say the command typed
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                result = mod.main(rest)
+        except SystemExit as exc:
+            result = exc.code if isinstance(exc.code, int) else 0
+        print(re.sub(r"python -m bench\.\w+", f"silkroad bench {args.which}", out.getvalue()),
+              end="")
+        return int(result or 0)
+    result = mod.main(rest)
     return int(result or 0)

@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Silk Road (Cheatham & Faidutti) in your terminal: "
         "bid for the caravan, trade along the road, bribe the Grand Vizier.",
         epilog="Examples:\n  silkroad play\n  silkroad play --bots 4 --seed 7\n"
-        "  silkroad replay games/latest.silkroad\n  silkroad simulate --games 100\n"
+        "  silkroad play --seed 7 --transcript games/seed7.silkroad\n"
+        "  silkroad replay games/seed7.silkroad\n  silkroad simulate --games 100\n"
         "  silkroad bench engine",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -57,6 +57,10 @@ def test_networked_headless_json_in_one_process(tmp_path: Path,
     assert not list(tmp_path.rglob("peer.log"))
     # the transcript is self-contained: the offline audit agrees
     assert main(["audit", str(t), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["audit", str(t)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("FAIR:") and "Scores: Marco " in text and "[" not in text
 
 
 def test_headless_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
