@@ -32,7 +32,7 @@ from . import resolution
 from .game import BoardMismatch, compute_game_id, game_config
 from .resolution import ActionRefused, OpCall, check_move
 from .store import GameStore, StoreError, read_export
-from .table.wire import ACTION_KIND, action_body_ok
+from .wire import ACTION_KIND, action_body_ok
 from .zones import COLOUR_OF, ZoneMap
 
 EXIT_FAIR, EXIT_UNFAIR, EXIT_UNREADABLE = 0, 1, 2

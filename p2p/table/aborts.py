@@ -20,9 +20,9 @@ from crypto.audit import audit
 from crypto.errors import CheatDetected, MalformedInput
 from crypto.transcript import Envelope, EquivocationProof
 
+from ..wire import ABORT_KIND
 from .context import TableContext
 from .outcome import TableStopped
-from .wire import ABORT_KIND
 
 log = logging.getLogger("p2p.table")
 

@@ -21,8 +21,8 @@ import msgpack
 from crypto.transcript import Envelope, ack_body, compare_acks
 
 from ..ack_chain import chain_next, chain_start, scheduled
+from ..wire import ACK_KIND, ENV_TAG, MAX_ACK_AHEAD
 from .context import TableContext
-from .wire import ACK_KIND, ENV_TAG, MAX_ACK_AHEAD
 
 log = logging.getLogger("p2p.table")
 

@@ -20,9 +20,9 @@ from crypto.transcript import Envelope, Equivocation, EquivocationProof, parse
 
 from ..envelope_header import peek_header
 from ..mesh import PeerDown, PeerUp, Received
+from ..wire import ACTION_KIND, ENV_TAG, MAX_EARLY, SYNC_TAG, sync_counts_ok
 from .context import TableContext
 from .outcome import Refusal
-from .wire import ACTION_KIND, ENV_TAG, MAX_EARLY, SYNC_TAG, sync_counts_ok
 
 log = logging.getLogger("p2p.table")
 

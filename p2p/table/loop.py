@@ -48,6 +48,16 @@ from ..identity import Identity
 from ..net_resolver import NetResolver
 from ..resolution import ActionRefused, OpCall, check_move
 from ..store import GameStore, Secrets
+from ..wire import (
+    ABORT_KIND,
+    ACK_KIND,
+    ACTION_KIND,
+    CRYPTO_KIND,
+    MAX_QUEUED_ACTIONS,
+    abort_body_ok,
+    ack_body_ok,
+    action_body_ok,
+)
 from ..zones import COLOUR_OF, ZoneMap
 from .aborts import Aborts
 from .acks import AckBook
@@ -58,16 +68,6 @@ from .outcome import Refusal, TableResult, TableStopped
 from .resume import StepStart, decode_snapshot, encode_snapshot
 from .setup import Agent, HumanDecider, TableSetup, Transport
 from .waiting import Waiter
-from .wire import (
-    ABORT_KIND,
-    ACK_KIND,
-    ACTION_KIND,
-    CRYPTO_KIND,
-    MAX_QUEUED_ACTIONS,
-    abort_body_ok,
-    ack_body_ok,
-    action_body_ok,
-)
 
 log = logging.getLogger("p2p.table")
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from crypto.transcript import Envelope, Signer
 
+from ..wire import ACK_KIND, ACTION_KIND, CRYPTO_KIND, ENV_TAG
 from .context import TableContext
-from .wire import ACK_KIND, ACTION_KIND, CRYPTO_KIND, ENV_TAG
 
 URGENT = (ACTION_KIND, ACK_KIND)
 """Kinds fsynced and sent inline (see the module docstring)."""

@@ -16,7 +16,7 @@ from crypto.protocols.deal import Deal
 from crypto.protocols.withdraw import Withdraw
 from engine.actions import Action
 from p2p.table import Table, TableStopped
-from p2p.table.wire import ABORT_KIND, ENV_TAG
+from p2p.wire import ABORT_KIND, ENV_TAG
 
 CHEAT = 1
 VICTIM = 2

@@ -16,7 +16,7 @@ from engine.view import PlayerView
 from p2p.game_audit import EXIT_FAIR, EXIT_UNFAIR, EXIT_UNREADABLE, audit_folder, audit_game
 from p2p.store import encode_export, read_export
 from p2p.table import Table, TableStopped
-from p2p.table.wire import ACTION_KIND, ENV_TAG
+from p2p.wire import ACTION_KIND, ENV_TAG
 
 
 def _same_end(results: list[Any]) -> None:

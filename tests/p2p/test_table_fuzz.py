@@ -14,7 +14,7 @@ from bench.table_fuzz import fuzz_table
 from engine.actions import Action
 from p2p.game_audit import audit_game
 from p2p.table import Table
-from p2p.table.wire import ACTION_KIND
+from p2p.wire import ACTION_KIND
 
 FUZZ = 10_000
 

@@ -19,7 +19,7 @@ from p2p.table.inbox import Inbox
 from p2p.table.outbox import Outbox
 from p2p.table.setup import TableSetup
 from p2p.table.waiting import Waiter
-from p2p.table.wire import (
+from p2p.wire import (
     ENV_TAG,
     SYNC_TAG,
     abort_body_ok,
