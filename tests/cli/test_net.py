@@ -190,7 +190,7 @@ def _actions_stored(folder: Path) -> int:
     writing it, so a torn last record is simply not counted — never truncated)."""
     import msgpack
 
-    from p2p.table.wire import ACTION_KIND
+    from p2p.wire import ACTION_KIND
 
     files = list(folder.glob("*/transcript.bin"))
     if not files:
