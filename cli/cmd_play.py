@@ -222,7 +222,9 @@ def _headless(
         print(f"  {names[ln.seat]:<8} {ln.total:>4}  (money {ln.money}, goods {ln.goods}, "
               f"majorities {maj}){star}")
     if save_path:
-        print(f"Saved to {save_path}  (silkroad replay {save_path})")
+        from cli.net_report import silkroad_command
+
+        print(f"Saved to {save_path}  ({silkroad_command()} replay {save_path})")
     return EXIT_OK
 
 
@@ -296,5 +298,7 @@ def _interactive(
 
     result = asyncio.run(go())
     if save_path:
-        print(f"Game saved to {save_path}  (silkroad replay {save_path})")
+        from cli.net_report import silkroad_command
+
+        print(f"Game saved to {save_path}  ({silkroad_command()} replay {save_path})")
     return EXIT_OK if result in ("over", "quit") else EXIT_FAIL

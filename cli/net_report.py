@@ -74,7 +74,8 @@ def left_line(session: NetSession) -> str:
 
 def finish_report(session: NetSession, target: Path, seed: int | None, wall: float,
                   as_json: bool, *, headless: bool, quit_early: bool, prog: str) -> int:
-    """Copy the transcript, audit it when headless, print the result; return the exit code."""
+    """Copy the transcript, audit it, print the result and the verdict; return the exit
+    code (1 if the audit finds the game unfair)."""
     problem = None
     if session.stopped is not None:
         problem = session.describe_stop(session.stopped)
@@ -107,7 +108,10 @@ def finish_report(session: NetSession, target: Path, seed: int | None, wall: flo
     names = session.names
     table = score_table(s)
     win = winners(s)
-    audit = audit_summary(copied) if (headless and copied is not None) else None
+    if copied is not None and not headless:
+        # the player at the table gets the verdict too (a headless run has it in its JSON)
+        print("Auditing the transcript (every signature, proof and rule)…", flush=True)
+    audit = audit_summary(copied) if copied is not None else None
     if as_json:
         out = {
             "seed": seed,
@@ -137,7 +141,8 @@ def finish_report(session: NetSession, target: Path, seed: int | None, wall: flo
             print(f"  {names[ln.seat]:<8} {ln.total:>4}  (money {ln.money}, goods {ln.goods})"
                   f"{star}")
     if copied is not None:
-        print(f"Transcript: {copied}  (silkroad audit {copied} · silkroad replay {copied})")
+        cmd, q = silkroad_command(), shlex.quote(str(copied))
+        print(f"Transcript: {copied}  ({cmd} audit {q} · {cmd} replay {q})")
     if audit is not None:
         print(f"Audit: {audit['text']}")
         return EXIT_OK if audit["exit_code"] == 0 else EXIT_FAIL

@@ -42,3 +42,40 @@ def test_dev_runs_any_silkroad_command() -> None:
                               timeout=50, check=False)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.startswith("usage: silkroad audit"), proc.stdout
+
+
+@pytest.mark.timeout(120)
+def test_the_table_prints_the_audit_verdict_and_a_command_that_works(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a game at the table (not only headless) the transcript is audited and the
+    verdict printed, with audit/replay commands that run from where the player is."""
+    import asyncio
+
+    from cli.net_report import finish_report
+    from cli.net_session import NetSession, RunOutcome
+    from cli.session import SeatInfo
+    from tests.cli.helpers import make_session
+
+    t = tmp_path / "g.silkroad"
+    assert main(["play", "--headless", "--json", "--bots", "2", "--seed", "5", "--shuffle",
+                 "audit", "--one-process", "--transcript", str(t)]) == 0
+    capsys.readouterr()
+    local = make_session(3, 5, seat=None)
+    asyncio.run(local.play_to_end())
+
+    async def runner(human: object, handle: object) -> RunOutcome:
+        raise AssertionError("not played")
+
+    session = NetSession([SeatInfo(n, "human") for n in local.names], 0, runner)
+    session._state = local.state
+    session.outcome = RunOutcome(t)
+    monkeypatch.setattr("sys.argv", [str(ROOT / ".venv" / "bin" / "silkroad")])
+    monkeypatch.chdir(ROOT)
+    target = tmp_path / "copy.silkroad"
+    code = finish_report(session, target, 5, 1.0, False, headless=False, quit_early=False,
+                         prog="silkroad play")
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Auditing the transcript" in out and "Audit: fair" in out
+    assert f"./.venv/bin/silkroad audit {target}" in out  # not on the PATH: the path

@@ -107,7 +107,7 @@ def test_networked_play_in_a_real_terminal(tmux: tuple[list[str], str], tmp_path
     assert "Traceback" not in text
     left = [x for x in text.splitlines() if x.startswith("You left the table")]
     assert len(left) == 1 and "checks the part played" in left[0], text
-    folder = Path(left[0].split("'silkroad audit ")[1].split("'")[0])
+    folder = Path(left[0].split(" audit ")[1].split("'")[0])
     if not folder.is_absolute():
         folder = tmp_path / folder
     assert (folder / "transcript.bin").exists() and (folder / "meta.json").exists()
