@@ -177,6 +177,15 @@ class TableApp:
             self.back = None
             state = self.session.view().state
             city = state.city
+            if not self.route and state.visit > 0:
+                # joined mid-game (a resume): the cities already passed are those the
+                # markets emptied; say where we are, as the log before is not ours
+                self.route = passed_cities(state)
+                if not self.log:
+                    self.log.append(
+                        f"You rejoined the game in {state.board.cities[city]} (stop "
+                        f"{state.visit}); the moves before are in the game's record "
+                        "(silkroad replay).")
             if not self.route or self.route[-1] != city:
                 self.route.append(city)
             if state.phase == Phase.OVER and ev.lines:
@@ -988,6 +997,17 @@ class TableApp:
 
         result = await self.app.run_async(pre_run=pre_run)
         return result or "quit"
+
+
+def passed_cities(s: GameState) -> list[int]:
+    """The caravan's route so far worked out from the state alone: the start, then every
+    tile city the markets emptied (a city's tiles only ever leave while the caravan is
+    there), in map order."""
+    board = s.board
+    order = [c for row in board_rows(board) for c in row]
+    out = [board.start]
+    out.extend(c for c in order if board.colour[c] >= 0 and not s.layout[c] and c != s.city)
+    return out
 
 
 def stale_status(status: Status, state: GameState, moved: bool) -> bool:

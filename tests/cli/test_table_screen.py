@@ -485,3 +485,32 @@ def test_status_lines_do_not_outlive_their_truth() -> None:
         await _close(app, task, session)
 
     _run(body)
+
+
+def test_a_resumed_table_keeps_the_passed_cities_and_says_so() -> None:
+    """Item 13: after a resume the screen starts mid-game: the cities passed keep their
+    marks (worked out from the state) and the log says where we rejoined."""
+    async def body(inp: PipeInput) -> None:
+        session = make_session(4, 3)
+        s = session.state
+        route = [s.board.start]
+
+        def far(sess: LocalSession) -> bool:
+            if sess.state.city != route[-1]:
+                route.append(sess.state.city)
+            return sess.state.visit >= 4 and sess.state.phase == Phase.BID and \
+                sess.state.bid_order[sess.state.bid_pos] == 0
+
+        _to_phase(session, far)
+        app, task = await _open(session)
+        session.bot_delay = 30.0
+        app.handle(StateChanged(()))  # the first event a resumed session sends
+        assert app.route == route, (app.route, route)
+        assert app.log and "You rejoined the game in" in app.log[0]
+        lines = screen_text(app)
+        for c in route[:-1]:
+            row = next(x for x in lines if s.board.cities[c] in x)
+            assert "· " + s.board.cities[c] in row, row
+        await _close(app, task, session)
+
+    _run(body)
