@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.data_structures import Point
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
@@ -649,7 +650,10 @@ class TableApp:
         s = self.session.view().state
         room = self._height() - FIXED_ROWS
         if s.phase == Phase.OVER:
-            return max(3, room)  # the score table (6 players: 14 lines) takes the map's place
+            # the score table (6 players: 14 lines) takes the map's place; the log keeps
+            # the rest of a tall terminal (the game's last moves)
+            need = sum(t.count("\n") for _, t, *_ in self.map_text()) + 1
+            return max(3, min(room, need))
         if self.legend_visible():
             room -= len(legend_lines(self._width() - 2))
         return max(3, min(len(board_rows(s.board)), room))
@@ -817,7 +821,9 @@ class TableApp:
         height = self._log_rows()
         scroll = min(self.log_scroll, max(0, len(rows) - height))
         end = len(rows) - scroll
-        shown = rows[max(0, end - height): end]
+        # everything up to ``end``: the window scrolls to its last row (the cursor), so the
+        # newest lines show whatever height the window has right now
+        shown = rows[max(0, end - 200): end]
         if scroll and shown:
             shown[-1] = ("class:muted", f" ── {scroll} newer line{'s' * (scroll > 1)} below: "
                                         "PgDn ──")
@@ -914,8 +920,12 @@ class TableApp:
                 Window(FormattedTextControl(self.players_text)),
             ]), filter=playing),
         ], height=lambda: Dimension.exact(self._body_height()))
-        self.log_window = Window(FormattedTextControl(self.log_text),
-                                 height=Dimension(min=1, weight=1))
+        log_control = FormattedTextControl(
+            self.log_text,
+            get_cursor_position=lambda: _last_line(self.log_text()),
+            show_cursor=False,
+        )
+        self.log_window = Window(log_control, height=Dimension(min=1, weight=1))
         main = HSplit([
             Window(FormattedTextControl(self.header), height=1, style="class:status"),
             ConditionalContainer(
@@ -997,6 +1007,11 @@ class TableApp:
 
         result = await self.app.run_async(pre_run=pre_run)
         return result or "quit"
+
+
+def _last_line(frags: StyleAndTextTuples) -> Point:
+    """Where the log's cursor sits: its last row, so the window scrolls to the newest."""
+    return Point(x=0, y=sum(t.count("\n") for _, t, *_ in frags))
 
 
 def passed_cities(s: GameState) -> list[int]:
