@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "host", help="open a table on the LAN and play at it",
         description="Open a table others can join (they see it with 'silkroad tables'). "
         "The game starts when every seat is taken, or when you press s with 3 or more.",
-        epilog="Examples:\n  silkroad host --name 'Friday tea' --seats 4\n"
+        epilog="Examples:\n  silkroad host --table 'Friday tea' --name Ann --seats 4\n"
         "  silkroad host --seats 4 --bots 2 --code silk7\n"
         "  silkroad host --interface 127.0.0.1 --bots 2 --headless --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)

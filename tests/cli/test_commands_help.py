@@ -79,3 +79,11 @@ def test_the_table_prints_the_audit_verdict_and_a_command_that_works(
     assert code == 0
     assert "Auditing the transcript" in out and "Audit: fair" in out
     assert f"./.venv/bin/silkroad audit {target}" in out  # not on the PATH: the path
+
+
+def test_host_example_names_the_table_with_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """--name is the player's name; the example that names a table uses --table."""
+    with pytest.raises(SystemExit):
+        main(["host", "--help"])
+    out = capsys.readouterr().out
+    assert "--name 'Friday tea'" not in out and "--table 'Friday tea'" in out
