@@ -1,6 +1,7 @@
 """Player panels, the score table and the decision title, as formatted text.
 
-Everything public is shown (money and goods counts are public by RULES.md decision);
+Everything public is shown (money and goods counts are public: docs/rules.md; a table may
+hide other players' money, ``hide_money``);
 a player's own goods are shown in colour to them only; others' goods show the
 colours the table has seen (``state.known``) and ``?`` for the rest.
 """

@@ -576,8 +576,8 @@ def _pawn_to(s: GameState, to: int) -> None:
     if s.board.only_end_next(s.city):
         # Decision: no auction before a forced move into the end.  As at the end of every
         # market, the receiver collects the turn tokens; the caravan then goes on to the
-        # end city, where the game ends (RULES.md: "with the caravan standing in the end
-        # city").
+        # end city, where the game ends ("with the caravan standing in the end city":
+        # docs/rules.md, "The last city").
         s.tokens = [0] * s.players
         s.city = s.board.end
         s.visit += 1
