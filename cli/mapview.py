@@ -176,9 +176,42 @@ def road_glyphs(board: Board) -> dict[int, str]:
     return out
 
 
+def _road_line(s: GameState, upper: list[int], lower: list[int], centre: dict[int, int],
+               ahead: set[int]) -> StyleAndTextTuples:
+    """The roads from one map row to the next as a line between them: ``│`` straight down,
+    ``╲``/``╱`` halfway along a diagonal road; roads the caravan can still take stand out."""
+    board = s.board
+    marks: dict[int, tuple[str, bool]] = {}
+    for c in upper:
+        for n in board.succ[c]:
+            if n not in lower:
+                continue  # a road that skips a row: the arrows in the cells show it
+            a, b = centre[c], centre[n]
+            live = c in ahead and n in ahead
+            if abs(a - b) <= 3:
+                at, ch = a, "│"
+            else:
+                at, ch = (a + b) // 2, "╲" if b > a else "╱"
+            if at not in marks or live:
+                marks[at] = (ch, live)
+    out: StyleAndTextTuples = []
+    x = 0
+    for at in sorted(marks):
+        ch, live = marks[at]
+        out.append(("", " " * (at - x)))
+        out.append(("class:road" if live else "class:route", ch))
+        x = at + 1
+    return out
+
+
+def map_lines(board: Board) -> int:
+    """Lines the map takes with the roads drawn between its rows."""
+    return 2 * len(board_rows(board)) - 1
+
+
 def render_map(
     s: GameState, route: Sequence[int] = (), width: int | None = None,
-    height: int | None = None, roads: bool = True,
+    height: int | None = None, roads: bool = True, lines: bool = False,
 ) -> StyleAndTextTuples:
     """The map, one line per row; a row's second city starts in a fixed column.
 
@@ -186,7 +219,8 @@ def render_map(
     Yumen → Dunhuang are visible.  With ``height`` (lines available) a taller board shows
     a window of rows around the caravan (:func:`map_window`), with a muted line saying how
     many rows are hidden.  ``roads=False`` leaves the arrows out (a narrow terminal at a
-    five-tile table: the inspector still names every road)."""
+    five-tile table: the inspector still names every road).  ``lines`` draws the roads
+    between the rows too (:func:`_road_line`; a terminal tall enough for twice the rows)."""
     board = s.board
     rows = board_rows(board)
     first, end = map_window(len(rows), city_row(board, s.city), height)
@@ -202,22 +236,35 @@ def render_map(
     for row in cells:
         for i, cell in enumerate(row[:3]):
             col_w[i] = max(col_w[i], fragment_list_width(cell))
+    # where each cell starts: a row's first city at 0, the next in fixed columns, a lone
+    # city centred over the first column
+    starts: list[list[int]] = []
+    for row in cells:
+        xs: list[int] = []
+        x = 0
+        for i, cell in enumerate(row):
+            if i == 0 and len(row) == 1 and len(col_w) > 1 and col_w[1]:
+                x = (col_w[0] + 1) // 2 - fragment_list_width(cell) // 4
+            elif i:
+                x += max(1, sum(col_w[:i]) + i - x)
+            xs.append(x)
+            x += fragment_list_width(cell)
+        starts.append(xs)
+    centre = {c: starts[r][i] + 2 + len(city_label(board, c)) // 2
+              for r, row in enumerate(rows) for i, c in enumerate(row)}
     out: StyleAndTextTuples = []
     if first:
         out.append(("class:muted", f"  ↑ {first} more row{'s' * (first > 1)} passed\n"))
     for r, row in enumerate(cells[first:end]):
         if r:
             out.append(("", "\n"))
+            if lines:
+                out.extend(_road_line(s, rows[first + r - 1], rows[first + r], centre, ahead))
+                out.append(("", "\n"))
         x = 0
-        if len(row) == 1 and len(col_w) > 1 and col_w[1]:
-            indent = (col_w[0] + 1) // 2 - fragment_list_width(row[0]) // 4
-            out.append(("", " " * indent))
-            x = indent
-        for i, cell in enumerate(row):
-            if i:
-                pad = sum(col_w[:i]) + i - x
-                out.append(("", " " * max(1, pad)))
-                x += max(1, pad)
+        for cell, at in zip(row, starts[first + r], strict=True):
+            out.append(("", " " * max(0 if not x else 1, at - x)))
+            x = max(x + (1 if x else 0), at)
             out.extend(cell)
             x += fragment_list_width(cell)
     if end < len(rows):

@@ -39,7 +39,7 @@ from prompt_toolkit.widgets import Frame, TextArea
 from cli.choices import Choice
 from cli.commands_parse import CommandCompleter, CommandError, CommandParser
 from cli.help_text import PAGES
-from cli.mapview import board_rows, render_map
+from cli.mapview import board_rows, map_lines, render_map
 from cli.panels import decision_title, render_players, render_scores
 from cli.rules_text import city_details
 from cli.screen import screen_size
@@ -65,6 +65,8 @@ KEYS = "1234567890"
 FIXED_ROWS = 1 + 1 + 2 + 1 + MENU_ROWS + 1
 """Screen lines that are not the map: header, banner, log (at least 2), title, menu and
 the command line.  The map gets what is left (a tall board scrolls, see ``render_map``)."""
+LOG_ROOM = 4
+"""Lines beyond the minimum the log keeps when the map draws its roads between rows."""
 PANEL_MIN = 24
 """Columns the players' panels keep beside the map (names stay readable)."""
 MIN_SIZE = (80, 24)
@@ -656,7 +658,20 @@ class TableApp:
             return max(3, min(room, need))
         if self.legend_visible():
             room -= len(legend_lines(self._width() - 2))
+        if self.road_lines():
+            return map_lines(s.board)
         return max(3, min(len(board_rows(s.board)), room))
+
+    def road_lines(self) -> bool:
+        """Whether the map draws its roads between the rows too: a terminal tall enough
+        for twice the rows that still leaves the log :data:`LOG_ROOM` lines."""
+        s = self.session.view().state
+        if s.phase == Phase.OVER or self.small():
+            return False
+        room = self._height() - FIXED_ROWS
+        if not self._legend_in_panel():
+            room -= len(legend_lines(self._width() - 2))
+        return room - map_lines(s.board) >= LOG_ROOM
 
     def _colw(self) -> int:
         labels = [e.label for e in self.entries()]
@@ -742,7 +757,8 @@ class TableApp:
                 out.append(("class:log.me", "  " + line + "\n"))
             out.extend(render_scores(s, self.session.names, self.session.seat))
             return out
-        return render_map(s, self.route, height=self._body_height(), roads=self.roads())
+        return render_map(s, self.route, height=self._body_height(), roads=self.roads(),
+                          lines=self.road_lines())
 
     def roads(self) -> bool:
         """Whether the map draws its road arrows: when the players' panels keep room for
@@ -772,7 +788,10 @@ class TableApp:
         s = self.session.view().state
         if s.phase == Phase.OVER:
             return False
-        body = min(len(board_rows(s.board)), self._height() - FIXED_ROWS)
+        room = self._height() - FIXED_ROWS
+        body = min(len(board_rows(s.board)), room)
+        if room - map_lines(s.board) >= LOG_ROOM and not self.small():
+            body = map_lines(s.board)  # the roads between the rows make the panel taller
         return len(legend_lines(self._panel_width() - 1)) <= body - 2 * s.players
 
     def _map_width(self) -> int:

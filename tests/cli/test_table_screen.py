@@ -229,7 +229,9 @@ def test_log_uses_a_tall_terminal() -> None:
         session.bot_delay = 30.0
         app.handle(StateChanged(tuple(f"Line {i}." for i in range(40))))
         screen = screen_text(app, 120, 40)
-        assert sum(1 for x in screen if x.startswith(" Line ")) >= 18
+        # the map draws its roads between the rows and the log has the rest: no row idle
+        assert sum(1 for x in screen if x.startswith(" Line ")) >= 10
+        assert sum(1 for x in screen[:-5] if not x.strip()) == 0, screen
         await _close(app, task, session)
 
     _run(body, 120, 40)
@@ -514,3 +516,22 @@ def test_a_resumed_table_keeps_the_passed_cities_and_says_so() -> None:
         await _close(app, task, session)
 
     _run(body)
+
+
+def test_a_tall_terminal_draws_the_roads_between_the_rows() -> None:
+    async def body(inp: PipeInput) -> None:
+        session = make_session(6, 2)
+        app, task = await _open(session)
+        session.bot_delay = 30.0
+        lines = screen_text(app, 120, 40)
+        assert all(len(x) <= 120 for x in lines)
+        yumen = next(i for i, x in enumerate(lines) if "Yumen" in x)
+        below = lines[yumen + 1]
+        # Lanzhou → Dunhuang straight down, Yumen → Dunhuang diagonal, Yumen → Turfan down
+        assert below.count("│") >= 2 and "╱" in below, below
+        assert any("Roxana" in x for x in lines) and lines[-1].startswith(">")
+        small = screen_text(app, 80, 24)
+        assert not any("╱" in x for x in small)  # no room at 80x24: arrows in the cells
+        await _close(app, task, session)
+
+    _run(body, 120, 40)
