@@ -40,7 +40,14 @@ from cli.choices import Choice
 from cli.commands_parse import CommandCompleter, CommandError, CommandParser
 from cli.help_text import PAGES
 from cli.mapview import board_rows, map_lines, render_map
-from cli.panels import decision_title, render_players, render_scores
+from cli.panels import (
+    decision_title,
+    goods_counts,
+    goods_frags,
+    pawn_seat,
+    render_players,
+    render_scores,
+)
 from cli.rules_text import city_details
 from cli.screen import screen_size
 from cli.session import (
@@ -781,6 +788,30 @@ class TableApp:
                 out.extend(line)
         return out
 
+    def compact_players(self) -> StyleAndTextTuples:
+        """The players in one line each, for a terminal too small for the panels: who is
+        to act, name, money, goods, the pawn and the player's own goods by colour."""
+        view = self.session.view()
+        s = view.state
+        me = self.session.seat
+        waiting = self.session.waiting_for()
+        out: StyleAndTextTuples = []
+        for p in range(s.players):
+            if p:
+                out.append(("", "\n"))
+            money = "?" if self.hidden_money() and p != me else str(s.money[p])
+            turn = "▶" if p in waiting else " "
+            pawn = "♛" if p == pawn_seat(s) and s.phase not in (Phase.SEED, Phase.DEAL) \
+                else " "
+            line = f"{turn}{self.session.names[p][:9]:<9} ${money:<3} {len(s.goods[p]):>2}g " \
+                   f"{pawn}"
+            out.append(("class:player.me" if p == me else "", line))
+            if p == me:
+                mine = goods_counts([view.hand[h] for h in s.goods[p] if h in view.hand])
+                out.append(("", " "))
+                out.extend(goods_frags(mine, compact=True))
+        return out
+
     def _panel_width(self) -> int:
         return self._width() - self._map_width() - 1
 
@@ -855,11 +886,21 @@ class TableApp:
 
     def title(self) -> StyleAndTextTuples:
         if self.error:
-            return [("class:error", " ✗ " + self.error)]
-        text = self.title_text()
-        if self.stack:
-            text = f"{self.stack[-1]}  (Esc: back)"
-        return [("class:menu.title", " " + text)]
+            style, text = "class:error", " ✗ " + self.error
+        else:
+            text = self.title_text()
+            if self.stack:
+                text = f"{self.stack[-1]}  (Esc: back)"
+            style, text = "class:menu.title", " " + text
+        if len(text) > self._width():  # a narrow terminal: two rows, cut at a word
+            rows = textwrap.wrap(text, max(10, self._width() - 1))
+            text = " " + rows[0].lstrip() + "\n " + " ".join(rows[1:])
+        return [(style, text)]
+
+    def _title_rows(self) -> int:
+        """One row for what is being decided, two when a narrow terminal would cut it."""
+        text = "".join(t for _, t, *_ in self.title())
+        return 1 + text.count("\n")
 
     def menu_text(self) -> StyleAndTextTuples:
         entries = self.entries()
@@ -953,12 +994,17 @@ class TableApp:
             ),
             ConditionalContainer(body, filter=big),
             ConditionalContainer(
+                Window(FormattedTextControl(self.compact_players),
+                       height=lambda: self.session.view().state.players),
+                filter=~big & playing,
+            ),
+            ConditionalContainer(
                 Window(FormattedTextControl(self.legend),
                        height=lambda: len(legend_lines(self._width() - 2))),
                 filter=Condition(self.legend_visible),
             ),
             self.log_window,
-            Window(FormattedTextControl(self.title), height=1),
+            Window(FormattedTextControl(self.title), height=self._title_rows),
             Window(FormattedTextControl(self.menu_text), height=MENU_ROWS),
             self.input,
         ])

@@ -295,6 +295,11 @@ def test_small_terminal_says_what_size_it_needs() -> None:
         assert "60×20" in text and "80×24" in text
         assert lines[-1].startswith(">") and any(x.startswith(" 1 ") for x in lines[-5:])
         assert all(len(x) <= 60 for x in lines)
+        for name in session.names:  # one line per player instead of the panels
+            assert any(x.startswith((f" {name}", f"▶{name}")) and "$" in x for x in lines)
+        title = app.title_text()
+        shown = " ".join(x.strip() for x in lines)
+        assert title in shown  # what is being decided: whole, over two rows if need be
         inp.send_text("?")  # the help pages fit (and scroll) too
         await until(lambda: app.overlay == "help")
         lines = screen_text(app, 60, 20)
