@@ -2,7 +2,7 @@
 
 Typical use by the network layer (identically, in the same order, on every peer)::
 
-    s = TokenSession(game_id, n_parties, me, lam=40)
+    s = TokenSession(game_id, n_parties, me)   # lam: cut-and-choose rounds (≥ 128)
     out = s.setup_keys()                  # → bodies to broadcast
     out = s.receive(sender, body)         # for every crypto body received (never our own)
     s.current.done / s.current.waiting_for() / s.history[-1].result / .private
@@ -35,14 +35,33 @@ from .protocols.sealed import SealedReveal
 from .protocols.secrets_op import RevealSecrets
 from .protocols.steal import Steal
 from .protocols.withdraw import Withdraw
-from .shuffle import DEFAULT_LAMBDA, PROOF_TW, mode_arg
+from .shuffle import DEFAULT_LAMBDA, PROOF_TW, LambdaRefused, check_lambda_range, mode_arg
 
 OPS: dict[str, type[Op]] = {
     cls.name: cls
     for cls in (KeySetup, Deal, ReshuffleBag, Open, Withdraw, Steal, SealedReveal, Return,
                 Transfer, CoinFlip, RevealSecrets)
 }
-MAX_BUFFERED = 10_000
+MAX_STEPS_PER_SENDER = 3
+"""Most messages one party sends in one op: the sealed reveal's ``commit``, ``reveal`` and
+``share`` (every other op asks a party for at most two: a shuffle and its shares, a blinding
+and its PET shares, a commitment and its opening)."""
+MAX_OPS_AHEAD = 32
+"""How many ops a party may be ahead of a peer, with room to spare (see
+:data:`MAX_BUFFERED_PER_SENDER`)."""
+MAX_BUFFERED_PER_SENDER = MAX_STEPS_PER_SENDER * MAX_OPS_AHEAD
+"""Bodies of *future* ops held for one sender; one more is that sender's fault (``flooding``).
+
+Why an honest party never reaches it: a party sends a body of op ``j`` only once it has
+completed every op before ``j``, and every op but ``return`` and ``transfer`` awaits a
+message from every party (the withdraw's taker sends the choice, the steal's thief the
+pick). So an honest sender can be ahead of us by the op we are in, plus one op that awaits
+*our* message (we have not started it, so it cannot complete), plus the ``return`` /
+``transfer`` announcements between them that need nothing from us: a few ops (Silk Road's
+script, p2p/resolution.py, follows an ``open`` with at most one ``return``), a handful of
+bodies. ``MAX_OPS_AHEAD`` allows 32 ops of ``MAX_STEPS_PER_SENDER`` bodies each. The bound
+is per sender, so one seat flooding us with validly signed bodies for an op that never runs
+fills only its own share and is named, while every honest seat's next body is still taken."""
 
 
 class CompletedOp(Protocol):
@@ -88,6 +107,9 @@ class TokenSession:
             raise MalformedInput("between 2 and 64 parties")
         if me is not None and not 0 <= me < n:
             raise MalformedInput("seat out of range")
+        # λ must be a sane integer here; its strength is checked when a cut-and-choose proof
+        # is asked for (crypto.shuffle.check_lambda), since TW and audit-mode ops ignore it.
+        check_lambda_range(lam)
         x = None
         if me is not None:
             x = g.check_scalar(secret_key) if secret_key is not None else g.random_scalar()
@@ -99,7 +121,7 @@ class TokenSession:
         self.failed: CheatDetected | None = None
         self.closed = False
         self._buffer: dict[int, list[tuple[int, Body]]] = {}
-        self._nbuf = 0
+        self._nbuf: dict[int, int] = {}
         #: ``[[op_index, witness], …]`` of this party's audit-mode shuffles.
         self.witnesses: list[list[Any]] = []
         #: Called with every completed op (used by the auditor).
@@ -159,8 +181,7 @@ class TokenSession:
         op = self.ops[name](self.ctx, len(self.history), args, self.ledger, **kw)
         self.current = op
         out = self._guard(op.start)
-        for sender, body in self._buffer.pop(op.index, []):
-            self._nbuf -= 1
+        for sender, body in self._unbuffer(op.index):
             out.extend(self._deliver(sender, body))
         self._maybe_complete()
         return out
@@ -235,6 +256,11 @@ class TokenSession:
         if cur is None and self.me is None and idx == len(self.history) and not self.closed:
             try:
                 op = self.ops[name](self.ctx, idx, args, self.ledger)
+            except LambdaRefused as exc:
+                # a cut-and-choose op under a λ the game's parameters make forgeable: no
+                # honest party starts it (its own session refuses to)
+                self.failed = CheatDetected(sender, "weak-lambda", str(exc))
+                raise self.failed from exc
             except MalformedInput as exc:
                 self.failed = CheatDetected(sender, "malformed", f"bad op header: {exc}")
                 raise self.failed from exc
@@ -248,10 +274,15 @@ class TokenSession:
                 self._drain_observer()
             return out
         if idx >= self.next_index and not self.closed:
-            if self._nbuf >= MAX_BUFFERED:
-                raise MalformedInput("too many buffered messages")
+            held = self._nbuf.get(sender, 0)
+            if held >= MAX_BUFFERED_PER_SENDER:
+                self.failed = CheatDetected(
+                    sender, "flooding",
+                    f"more than {MAX_BUFFERED_PER_SENDER} messages for ops not yet started "
+                    f"(this one for op {idx}, the next op is {self.next_index})")
+                raise self.failed
             self._buffer.setdefault(idx, []).append((sender, body))
-            self._nbuf += 1
+            self._nbuf[sender] = held + 1
             return []
         self.failed = CheatDetected(sender, "unexpected-message",
                                     f"message for finished op {idx}")
@@ -260,12 +291,27 @@ class TokenSession:
     def _drain_observer(self) -> None:
         """Observer: start the next op from buffered bodies once the previous one is done."""
         while self.current is None and not self.closed:
-            queued = self._buffer.pop(len(self.history), None)
+            queued = self._unbuffer(len(self.history))
             if not queued:
                 return
-            self._nbuf -= len(queued)
             for sender, body in queued:
                 self.receive(sender, body)
+
+    def _unbuffer(self, index: int) -> list[tuple[int, Body]]:
+        """Take the buffered bodies of op ``index`` (in arrival order) off every sender's
+        count."""
+        queued = self._buffer.pop(index, [])
+        for sender, _body in queued:
+            self._nbuf[sender] -= 1
+        return queued
+
+    @staticmethod
+    def _count_buffered(buffer: dict[int, list[tuple[int, Body]]]) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for queued in buffer.values():
+            for sender, _body in queued:
+                counts[sender] = counts.get(sender, 0) + 1
+        return counts
 
     def _deliver(self, sender: int, body: Body) -> list[Body]:
         op = self.current
@@ -351,13 +397,17 @@ class TokenSession:
             self.failed = None if failed is None else CheatDetected(*failed)
             self.closed = bool(state["closed"])
             self._buffer = state["buffer"]
-            self._nbuf = sum(len(v) for v in self._buffer.values())
+            self._nbuf = self._count_buffered(self._buffer)
             self.witnesses = state["witnesses"]
             self.listeners = []
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise MalformedInput(f"bad session snapshot: {exc!r}") from exc
         if not isinstance(ctx, Context) or not isinstance(ledger, Ledger):
             raise MalformedInput("bad session snapshot: context or ledger missing")
+        try:
+            check_lambda_range(ctx.lam)
+        except LambdaRefused as exc:
+            raise MalformedInput(f"bad session snapshot: {exc}") from exc
         if self.current is not None and not isinstance(self.current, Op):
             raise MalformedInput("bad session snapshot: current op")
         return self

@@ -17,6 +17,15 @@ both already validated; it shrinks the proof about 3×.
 ``PROOF_TW``); the cut-and-choose proof above (``PROOF_CC``, λ rounds) stays available. The
 kind is fixed by the op arguments (never chosen by the prover), see :func:`parse_mode`.
 
+*λ*: the non-interactive cut-and-choose proof is only as strong as its Fiat–Shamir
+challenge is hard to grind. A cheating prover re-draws its shadow commitments until the
+λ challenge bits fall where its forgery survives: 2^λ hashes per forged shuffle offline
+(a substitution was ground through at λ = 16 in 0.45 s of Python; λ = 40 is about five
+core-days of native SHA-512). So a cut-and-choose proof is made, verified or asked for only
+with ``λ ≥ MIN_LAMBDA`` (128: grinding is then as hard as breaking the group), checked by
+:func:`check_lambda`; tests lower the floor with :func:`lambda_floor_for_tests`, which
+refuses to run outside pytest. The TW proof does not use λ at all.
+
 *Audit mode* sends no proof; the shuffler keeps the witness (perm, scalars) and publishes it
 with its secrets at the end of the game, where :func:`check_witness` verifies it.
 """
@@ -25,7 +34,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from . import group as g
@@ -33,13 +44,72 @@ from . import twproof
 from .elgamal import Ciphertext, reencrypt
 from .errors import MalformedInput, ProofInvalid
 
-DEFAULT_LAMBDA = 40
+MIN_LAMBDA = 128
+"""Fewest cut-and-choose rounds a proof may have outside tests (see the module docstring)."""
+MAX_LAMBDA = 256
+"""Most rounds: a verifier's work is λ re-encrypted decks, so a larger λ would only let a
+file or a peer make us compute for nothing."""
+DEFAULT_LAMBDA = MIN_LAMBDA
 TAG = "shuffle"
 #: Terelius–Wikström proof (default verified mode).
 PROOF_TW = "tw"
 #: Sako–Kilian cut-and-choose proof with λ rounds.
 PROOF_CC = "cut-and-choose"
 PROOF_KINDS = (PROOF_TW, PROOF_CC)
+
+
+class LambdaRefused(MalformedInput):
+    """A cut-and-choose parameter λ that is not an integer in ``[floor, MAX_LAMBDA]``."""
+
+
+_floor = MIN_LAMBDA
+
+
+def lambda_floor() -> int:
+    """The λ below which cut-and-choose proofs are refused: :data:`MIN_LAMBDA`, unless a test
+    lowered it with :func:`lambda_floor_for_tests`."""
+    return _floor
+
+
+@contextmanager
+def lambda_floor_for_tests(floor: int = 1) -> Iterator[None]:
+    """Tests only: accept cut-and-choose proofs down to ``floor`` rounds while the block runs
+    (small λ keeps the proofs fast; the grinding attack is irrelevant in a test).
+
+    Refuses to run unless pytest is loaded, so no ``silkroad`` command and no production
+    code path can weaken the proofs it makes or accepts."""
+    global _floor
+    if "pytest" not in sys.modules:
+        raise RuntimeError("lambda_floor_for_tests is for the test suite only")
+    if isinstance(floor, bool) or not isinstance(floor, int) or floor < 1:
+        raise ValueError("the test floor must be a positive integer")
+    saved, _floor = _floor, floor
+    try:
+        yield
+    finally:
+        _floor = saved
+
+
+def check_lambda_range(lam: object) -> int:
+    """λ as a session parameter: an integer in ``[1, MAX_LAMBDA]`` (its strength is checked by
+    :func:`check_lambda` where a cut-and-choose proof is used). Returns it."""
+    if isinstance(lam, bool) or not isinstance(lam, int) or not 1 <= lam <= MAX_LAMBDA:
+        raise LambdaRefused(f"lambda must be an integer in [1, {MAX_LAMBDA}], got {lam!r:.40}")
+    return lam
+
+
+def check_lambda(lam: object) -> None:
+    """Refuse a λ too weak (or too large) for cut-and-choose proofs: raises
+    :class:`LambdaRefused` unless ``lambda_floor() <= lam <= MAX_LAMBDA``.
+
+    Called wherever a cut-and-choose proof is made, verified or requested by an op, and by
+    whoever reads a game's λ from a file or a peer (p2p's export reader)."""
+    check_lambda_range(lam)
+    assert isinstance(lam, int)
+    if lam < _floor:
+        raise LambdaRefused(
+            f"lambda {lam} is below {_floor}: a cut-and-choose proof with so few rounds can "
+            "be forged by grinding its Fiat-Shamir challenge")
 
 
 def parse_mode(v: object) -> str | None:
@@ -197,7 +267,9 @@ def prove(
     """Cut-and-choose proof ``[shadow_hashes, openings]`` for ``out = apply(inp, w)``.
 
     Works on any ``w`` (a cheater's fake witness yields a proof that fails verification).
+    Refuses a weak λ (:func:`check_lambda`).
     """
+    check_lambda(lam)
     n = len(inp)
     seeds: list[bytes] = []
     hashes: list[bytes] = []
@@ -235,7 +307,9 @@ def verify(
     lam: int = DEFAULT_LAMBDA,
 ) -> None:
     """Check a proof against validated decks: return if valid, else raise
-    :class:`ProofInvalid` with the reason."""
+    :class:`ProofInvalid` with the reason. A weak λ is refused (:class:`LambdaRefused`):
+    no number of rounds below the floor makes a proof worth accepting."""
+    check_lambda(lam)
     n = len(inp)
     if len(out) != n:
         raise ProofInvalid(f"output has {len(out)} tokens, input has {n}")

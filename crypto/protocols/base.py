@@ -28,6 +28,7 @@ from .. import group as g
 from ..elgamal import label_point
 from ..errors import CheatDetected, InvalidPoint, MalformedInput, ProtocolStateError
 from ..ledger import Ledger
+from ..shuffle import DEFAULT_LAMBDA
 
 Body = list[Any]
 
@@ -42,7 +43,7 @@ class Context:
     x: g.Scalar | None = None
     keys: list[g.Point] = field(default_factory=list)
     joint: g.Point | None = None
-    lam: int = 40
+    lam: int = DEFAULT_LAMBDA
     label_of: dict[bytes, str] = field(default_factory=dict)
 
     def point_of(self, label: str) -> g.Point:

@@ -38,6 +38,8 @@ class ShuffleChain(Op):
         every step are kept for the auditor."""
         self.deck = deck
         self.proof_kind = sh.parse_mode(verified)
+        if self.proof_kind == sh.PROOF_CC:
+            sh.check_lambda(self.ctx.lam)  # no cut-and-choose chain under a weak λ
         self.verified = self.proof_kind is not None
         self.decks: list[list[Ciphertext]] = [deck]
         #: This party's own witness (published at the end in audit mode).

@@ -40,6 +40,7 @@ class Steal(Op):
             thief, victim, kind = self.args
             if kind != sh.PROOF_CC:
                 raise MalformedInput("steal proof kind must be 'cut-and-choose' if given")
+            sh.check_lambda(self.ctx.lam)  # no cut-and-choose steal under a weak λ
         else:
             thief, victim = check_list(self.args, "steal args", 2)
             kind = sh.PROOF_TW

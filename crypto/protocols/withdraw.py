@@ -164,6 +164,26 @@ class Withdraw(Op):
             raise CheatDetected(sender, "pet-blind-invalid",
                                 f"blinding of request {r} position {i} is not proven") from exc
 
+    def _blame_degenerate(self, r: int, i: int) -> CheatDetected:
+        """``Z_{r,i}`` has an identity half: name the blinder that caused it.
+
+        Honest blinders send ``ρ_j·Q`` with a DLEQ proof for a fresh secret ρ_j, so the sum of
+        the honest contributions is ``(Σρ_j)·Q``, uniform and unknown to everyone else. A
+        blinder that cancels that sum must send ``−(Σρ_j)·Q``, whose factor it does not know:
+        its blinding proof fails. Every blinder's proof at this position is checked in seat
+        order and the first that fails is named (``pet-blind-invalid``); only when every proof
+        holds is it the 2^-252 accident of honest factors summing to zero, blamed on nobody.
+        (An observer has checked every proof on receipt already, so it never gets here with
+        a cheater.)"""
+        for p in self.others:
+            if p != self.ctx.me:
+                try:
+                    self._verify_blind(p, r, i)
+                except CheatDetected as exc:
+                    return exc
+        return CheatDetected(None, "degenerate-blinding",  # pragma: no cover - 2^-252
+                             f"Z[{r}][{i}] is degenerate though every blinding is proven")
+
     def _blame_blinded_a(self, r: int, i: int) -> CheatDetected:
         """``Z_{r,i}.A`` was rejected: name the first blinder whose ``A'`` is invalid."""
         for p in self.others:
@@ -176,8 +196,8 @@ class Withdraw(Op):
         if st.name == "blind":
             for r in range(len(self.requests)):
                 for i, (za, zq) in enumerate(self.z[r]):
-                    if za == g.IDENTITY or zq == g.IDENTITY:  # pragma: no cover - 2^-252
-                        raise CheatDetected(None, "degenerate-blinding", f"Z[{r}][{i}]")
+                    if za == g.IDENTITY or zq == g.IDENTITY:
+                        raise self._blame_degenerate(r, i)
             if self.ctx.me == self.taker:
                 x = self.ctx.x
                 if x is None:

@@ -144,9 +144,11 @@ def test_withheld_reveal_is_an_identifiable_abort() -> None:
     assert all(w == [1] for p, w in e.value.waiting.items() if p != 1)
     with pytest.raises(ProtocolStateError):  # no silent restart
         bus.sessions[0].open(BAG, [0])
+    # live, the others see whom they wait for (above); a file that lacks seat 1's reveal is
+    # only incomplete: whoever hands the file out could have cut it, so it names nobody
     report = audit(bus.transcript, bus.keys, bus.sessions[0].ctx.game_id, lam=8)
-    assert report.violation is not None
-    assert (report.violation.party, report.violation.rule) == (1, "missing-message")
+    assert report.violation is None and not report.complete
+    assert any("waits for the messages of seats [1]" in m for m in report.missing), report
 
 
 class RogueKey(KeySetup):
@@ -230,3 +232,64 @@ def test_taking_a_non_matching_token_is_named_live() -> None:
     with pytest.raises(CheatDetected) as e:
         bus.run(lambda s: s.withdraw(0, [("jade", 1)], False))
     _caught(e, 0, "withdraw-not-matching")
+
+
+# --- degenerate blinding (issue 9 §2) ---------------------------------------------------------
+
+def _deliver_collecting(bus: Any, start: Any) -> dict[int, CheatDetected]:
+    """Like ``LocalBus.run`` but every party keeps going until it names someone: the verdict
+    of each live party, by seat (a party that named someone gets nothing more)."""
+    from crypto.transcript import CRYPTO_KIND
+
+    for i, s in enumerate(bus.sessions):
+        bus._post(i, start(s))
+    named: dict[int, CheatDetected] = {}
+    while bus.queue:
+        sender, body = bus.queue.popleft()
+        wire = bus.signers[sender].sign(CRYPTO_KIND, body)
+        bus.transcript.append(wire)
+        for i, s in enumerate(bus.sessions):
+            if i == sender or i in named:
+                continue
+            env = bus.logs[i].add(wire, via=sender)
+            try:
+                bus._post(i, s.receive(sender, env.body))
+            except CheatDetected as exc:
+                named[i] = exc
+    return named
+
+
+def test_degenerate_blinding_names_the_seat_that_cancelled_the_others() -> None:
+    made: dict[int, list[Any]] = {}
+
+    class Recording(Withdraw):
+        def make_blind(self, st: Any) -> list[Any]:
+            out = super().make_blind(st)
+            made[self.ctx.me] = out
+            return out
+
+    class Canceller(Withdraw):
+        """Rushing blinder: once the others' blindings are known, sends minus their sum at
+        position 0, so ``Z[0][0]`` is the identity (it cannot prove that factor)."""
+
+        def make_blind(self, st: Any) -> list[Any]:
+            out = super().make_blind(st)
+            theirs = [made[p][0][0] for p in self.others if p != self.ctx.me]
+            for half in (0, 1):
+                total = g.sum_points([item[half] for item in theirs])
+                out[0][0][half] = g.mul(g.L - 1, total)
+            return out
+
+    taker, cheater = 0, 3
+    bus = dealt_bus(4, per_label=4, k=1,
+                    cheats={p: {"withdraw": Canceller if p == cheater else Recording}
+                            for p in range(1, 4)})
+    named = _deliver_collecting(bus, lambda s: s.withdraw(taker, [("silk", 1)], False))
+    for seat in (0, 1, 2):  # every honest party, the taker included, names the canceller
+        assert seat in named, f"seat {seat} named nobody"
+        assert (named[seat].culprit, named[seat].rule) == (cheater, "pet-blind-invalid"), \
+            str(named[seat])
+    report = audit(bus.transcript, bus.keys, bus.sessions[0].ctx.game_id, lam=8)
+    assert report.violation is not None, str(report)
+    v = report.violation
+    assert (v.party, v.rule) == (cheater, "pet-blind-invalid"), str(report)
