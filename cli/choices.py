@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cli.theme import tile_symbol
+from cli.theme import tile_name, tile_symbol
 from engine.actions import (
     Action,
     Bid,
@@ -36,7 +36,6 @@ from engine.actions import (
 from engine.colours import COLOURS
 from engine.prices import buy_cost, sell_income
 from engine.state import Phase
-from engine.tiles import describe_tile
 from engine.view import PlayerView
 
 
@@ -95,7 +94,7 @@ def _choice(view: PlayerView, a: Action, names: Sequence[str]) -> Choice:
     if isinstance(a, TakeTile):
         i = s.layout[s.city].index(a.tile) + 1
         t = s.board.tileset.tiles[a.tile]
-        return Choice(a, f"take {describe_tile(t)}", f"take {i}")
+        return Choice(a, f"take {tile_name(t)}", f"take {i}")
     if isinstance(a, PlayBarterer):
         return Choice(a, "play a Barterer (take 2 tiles)", "barterer")
     if isinstance(a, PassPawn):
@@ -109,7 +108,7 @@ def _choice(view: PlayerView, a: Action, names: Sequence[str]) -> Choice:
     if isinstance(a, UseCrook):
         assert s.tile is not None
         nt = s.tile.with_symbol(a.symbol, a.colour)
-        return Choice(a, f"→ {describe_tile(nt)}", f"crook {a.symbol} {COLOURS[a.colour]}",
+        return Choice(a, f"→ {tile_name(nt)}", f"crook {a.symbol} {COLOURS[a.colour]}",
                       group="play a Crook (change a colour)")
     if isinstance(a, Sell):
         assert s.tile is not None

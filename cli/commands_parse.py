@@ -14,10 +14,10 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from cli.choices import Choice, choices_for, slug
+from cli.theme import tile_name
 from engine.actions import Action, Bid, ExchangePair, TakeTile
 from engine.colours import COLOURS
 from engine.state import Phase
-from engine.tiles import describe_tile
 from engine.view import PlayerView
 
 ALIASES = {
@@ -217,7 +217,7 @@ class CommandParser:
     def _take(self, args: list[str], cands: list[Choice]) -> Action:
         s = self.view.state
         listing = "; ".join(
-            f"take {c.command.split()[1]} = {describe_tile(s.board.tileset.tiles[c.action.tile])}"
+            f"take {c.command.split()[1]} = {tile_name(s.board.tileset.tiles[c.action.tile])}"
             for c in cands if isinstance(c.action, TakeTile)
         )
         if not args:
@@ -231,7 +231,7 @@ class CommandParser:
         for c in cands:
             if not isinstance(c.action, TakeTile):
                 continue
-            desc = describe_tile(s.board.tileset.tiles[c.action.tile])
+            desc = tile_name(s.board.tileset.tiles[c.action.tile])
             words = re.findall(r"[a-z]+", desc.lower())
             if all(any(w.startswith(a) for w in words) for a in args):
                 hits.setdefault(desc, c)

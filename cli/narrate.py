@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from cli.choices import goods_noun
+from cli.theme import tile_name
 from engine.actions import (
     Action,
     Bid,
@@ -41,7 +42,7 @@ from engine.colours import COLOURS
 from engine.prices import buy_cost, sell_income
 from engine.scoring import score_lines, winners_of
 from engine.state import BUY, EXCHANGE, TRADE, GameState, Phase
-from engine.tiles import BARTERER, CROOK, describe_tile
+from engine.tiles import BARTERER, CROOK
 
 
 def arrow_words(give: Sequence[int], receive: Sequence[int]) -> str:
@@ -115,7 +116,7 @@ class Narrator:
         if isinstance(a, TakeTile):
             t = b.board.tileset.tiles[a.tile]
             kept = " (kept for later)" if t.kind in (CROOK, BARTERER) else ""
-            return [f"{self.who(b.actor)} {self._v('take', b.actor)} the {describe_tile(t)}{kept}."]
+            return [f"{self.who(b.actor)} {self._v('take', b.actor)} the {tile_name(t)}{kept}."]
         if isinstance(a, PlayBarterer):
             return [
                 f"{self.who(b.actor)} {self._v('play', b.actor)} a Barterer: two tiles this turn."
@@ -128,7 +129,7 @@ class Narrator:
             ]
         if isinstance(a, Decline):
             declined = b.tile
-            what = describe_tile(declined) if declined is not None else "action"
+            what = tile_name(declined) if declined is not None else "action"
             if b.trades_done:
                 return [f"{self.who(b.actor)} {self._v('stop', b.actor)} trading."]
             if b.printed:
@@ -138,7 +139,7 @@ class Narrator:
             assert b.tile is not None and s.tile is not None
             return [
                 f"{self.who(b.actor)} {self._v('play', b.actor)} a Crook: "
-                f"{describe_tile(b.tile)} becomes {describe_tile(s.tile)}."
+                f"{tile_name(b.tile)} becomes {tile_name(s.tile)}."
             ]
         if isinstance(a, Sell):
             assert b.tile is not None
@@ -285,7 +286,7 @@ class Narrator:
                 t = s.board.tileset.tiles[next(iter(gone))]
                 out.append(
                     f"{self.who(taker)} {self._v('take', taker)} the last tile, "
-                    f"the {describe_tile(t)}."
+                    f"the {tile_name(t)}."
                 )
             elif gone:
                 out.append(
@@ -321,7 +322,7 @@ class Narrator:
             pr = s.board.printed[s.city]
             if pr is not None:
                 out.append(
-                    f"{s.board.cities[s.city]}'s printed {describe_tile(pr)} is the leader's "
+                    f"{s.board.cities[s.city]}'s printed {tile_name(pr)} is the leader's "
                     f"bonus: {self._obj(s.actor)} may use it before taking a tile."
                 )
             if s.board.only_end_next(s.city):

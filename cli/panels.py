@@ -14,12 +14,12 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.formatted_text.utils import fragment_list_width
 
 from cli.session import SeatInfo
-from cli.theme import GOOD_LETTER, GOOD_STYLE
+from cli.theme import GOOD_LETTER, GOOD_STYLE, tile_name
 from engine.colours import COLOURS, NCOLOURS
 from engine.prices import sell_income
 from engine.scoring import score_lines, winners_of
 from engine.state import GameState, Phase
-from engine.tiles import BUYER, EXCHANGE, SELLER, THIEF, TRADER, VIZIER, describe_tile
+from engine.tiles import BUYER, EXCHANGE, SELLER, THIEF, TRADER, VIZIER
 from engine.view import PlayerView
 
 PAWN, TOKEN = "♛", "●"
@@ -197,7 +197,7 @@ def decision_title(view: PlayerView, names: Sequence[str], mine: bool,
         return f"Grand Vizier on {c}: show how many {c}? (you have {have}; all reveal at once)"
     if ph == Phase.PERFORM and s.tile is not None:
         t = s.tile
-        name = describe_tile(t)
+        name = tile_name(t)
         where = f"{s.board.cities[s.city]}'s " if s.printed else ""
         if t.kind == SELLER:
             have = sum(1 for h in s.goods[me] if view.hand.get(h) == t.colour)

@@ -7,6 +7,7 @@ colour Vizier showed only as missing menu entries, the end at Tyre surprised).
 
 from __future__ import annotations
 
+from cli.theme import tile_name
 from engine.board import Board
 from engine.colours import COLOURS
 from engine.state import GameState
@@ -20,7 +21,6 @@ from engine.tiles import (
     TRADER,
     VIZIER,
     Tile,
-    describe_tile,
 )
 
 TILE_RULES: dict[int, str] = {
@@ -41,7 +41,7 @@ def tile_rule(t: Tile) -> str:
     what = TILE_RULES[t.kind]
     if t.kind == EXCHANGE:
         what = what.replace("1 to n", f"1 to {t.n}")
-    return f"{describe_tile(t).replace(' -> ', ' → ')}: {what}"
+    return f"{tile_name(t)}: {what}"
 
 
 def city_kind(board: Board, c: int) -> str:

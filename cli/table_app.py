@@ -181,9 +181,9 @@ class TableApp:
     def handle(self, ev: Event) -> None:
         """Apply one session event to the screen state (also called directly by tests)."""
         if isinstance(ev, StateChanged):
+            if ev.lines and self.log_scroll:  # scrolled back: keep the same rows shown
+                self.log_scroll += sum(len(self._wrap(line)) for line in ev.lines)
             self.log.extend(ev.lines)
-            if ev.lines and self.log_scroll:
-                self.log_scroll += len(ev.lines)  # scrolled back: keep the same lines shown
             self.back = None
             state = self.session.view().state
             city = state.city
@@ -853,7 +853,6 @@ class TableApp:
     def _log_lines(self) -> list[tuple[str, str]]:
         """The log as screen rows: (style, text), wrapped at word boundaries to the width,
         continuation rows indented; lines that touch the player highlighted."""
-        width = max(20, self._width() - 2)
         rows: list[tuple[str, str]] = []
         for i, line in enumerate(self.log[-400:], start=max(0, len(self.log) - 400)):
             style = "class:log.new" if i >= self.seen else "class:log"
@@ -861,10 +860,14 @@ class TableApp:
                 style = "class:log.me"
             if line.startswith("!"):
                 style = "class:error"
-            parts = textwrap.wrap(line, width, subsequent_indent="   ",
-                                  break_on_hyphens=False) or [""]
-            rows.extend((style, " " + part) for part in parts)
+            rows.extend((style, " " + part) for part in self._wrap(line))
         return rows
+
+    def _wrap(self, line: str) -> list[str]:
+        """A log line as screen rows: cut at words, continuation rows indented."""
+        width = max(20, self._width() - 2)
+        return textwrap.wrap(line, width, subsequent_indent="   ",
+                             break_on_hyphens=False) or [""]
 
     def log_text(self) -> StyleAndTextTuples:
         rows = self._log_lines()

@@ -12,7 +12,18 @@ from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.styles import Style
 
 from engine.colours import COLOURS
-from engine.tiles import BARTERER, BUYER, CROOK, EXCHANGE, SELLER, THIEF, TRADER, VIZIER, Tile
+from engine.tiles import (
+    BARTERER,
+    BUYER,
+    CROOK,
+    EXCHANGE,
+    SELLER,
+    THIEF,
+    TRADER,
+    VIZIER,
+    Tile,
+    describe_tile,
+)
 
 GOOD_LETTER: tuple[str, ...] = ("I", "S", "F", "J", "P")
 """One letter per goods colour: Ivory, Silk, Fruit, Jewels, sPice."""
@@ -75,6 +86,11 @@ def legend_lines(width: int) -> list[list[tuple[str, str]]]:
                           ("class:muted", post)])
         used += w
     return lines
+
+
+def tile_name(t: Tile) -> str:
+    """A tile in words for the screen: ``Trader (silk → ivory+jewels)``."""
+    return describe_tile(t).replace(" -> ", " → ")
 
 
 def tile_symbol(t: Tile) -> str:
