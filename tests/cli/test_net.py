@@ -393,3 +393,48 @@ def test_two_seats_on_one_folder_is_a_local_error(tmp_path: Path,
     assert str(seat) in err and "in use by another peer" in err, err
     for word in ("cheat", "broke", "unfair", "Traceback"):
         assert word not in err, err
+
+
+@pytest.mark.timeout(150)
+def test_host_with_bots_killed_then_resumed_brings_the_bots_back(
+        procs: list[subprocess.Popen[str]], tmp_path: Path) -> None:
+    """``host --bots 2`` (a table of the host and its bots), SIGKILLed mid-game: its bot
+    children leave with it.  ``join --resume`` of the host's folder starts them again from
+    their own folders and the game ends fair on all three seats."""
+    root = Path(__file__).resolve().parents[2]
+    hp = tmp_path / "hp"
+    host = _silkroad("host", "--seats", "3", "--bots", "2", "--shuffle", "audit",
+                     "--folder", str(hp), "--interface", "127.0.0.1", "--headless", "--json",
+                     "--timeout", "40", cwd=root)
+    procs.append(host)
+    assert _first_line(host)["event"] == "open"
+    _wait_actions(hp, host, 12, 60)
+    host.send_signal(signal.SIGKILL)
+    host.wait(5)
+    seat = next(f for f in hp.iterdir() if (f / "bots.json").exists())
+    deadline = time.monotonic() + 15  # the orphaned bots see their stdin close and leave
+    while any(_lock_held(f) for f in hp.glob("bot*/*")):
+        assert time.monotonic() < deadline, "the bot children outlived the host"
+        time.sleep(0.1)
+    back = _silkroad("join", "--resume", str(seat), "--headless", "--json", "--transcript",
+                     str(tmp_path / "host.silkroad"), cwd=root)
+    procs.append(back)
+    out, err = back.communicate(timeout=90)
+    assert back.returncode == 0, f"{err} {out[-3000:]}"
+    res = json.loads(out.splitlines()[-1])
+    assert res["verdict"] == "fair" and res["players"] == 3
+    for export in hp.glob("bot*/*/game.silkroad"):
+        report = audit_game(export)
+        assert report.fair and report.final_hash.hex() == res["audit"]["final_hash"]
+    assert len(list(hp.glob("bot*/*/game.silkroad"))) == 2
+
+
+def _lock_held(folder: Path) -> bool:
+    """Whether a peer process still plays from ``folder`` (holds its lock)."""
+    from p2p.store import FolderInUse, FolderLock
+
+    try:
+        FolderLock(folder).acquire().release()
+    except FolderInUse:
+        return True
+    return False
