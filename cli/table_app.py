@@ -900,10 +900,52 @@ class TableApp:
             text = " " + rows[0].lstrip() + "\n " + " ".join(rows[1:])
         return [(style, text)]
 
+    def _menu_rows(self) -> int:
+        """Rows the menu needs now (at most :data:`MENU_ROWS`): the log gets the rest, so
+        while others play (a one-line note) it shows two more lines."""
+        entries = self.entries()
+        if not entries:
+            return 1
+        _start, size = self._page()
+        shown = min(size, len(entries))
+        return max(1, min(MENU_ROWS, -(-shown // self._cols())))
+
     def _title_rows(self) -> int:
         """One row for what is being decided, two when a narrow terminal would cut it."""
         text = "".join(t for _, t, *_ in self.title())
         return 1 + text.count("\n")
+
+    def _menu_note(self) -> str:
+        """The muted note after the entries: a page position, or that the only choice
+        plays itself."""
+        entries = self.entries()
+        start, size = self._page()
+        if len(entries) == 1 and entries[0].choice is not None and not self.stack:
+            return "(the only choice: it plays itself)"
+        if len(entries) > start + size or start:
+            shown = min(size, len(entries) - start)
+            return f"({start + 1}-{start + shown} of {len(entries)}; + more, - back)"
+        return ""
+
+    def _menu_layout(self) -> tuple[int, bool]:
+        """(rows of entries, whether the note needs a row of its own)."""
+        entries = self.entries()
+        start, size = self._page()
+        shown = min(size, max(0, len(entries) - start))
+        cols = self._cols()
+        rows = max(1, -(-shown // cols))
+        last = shown - (rows - 1) * cols
+        note = self._menu_note()
+        own_row = bool(note) and last * self._colw() + 3 + len(note) > self._width()
+        return min(rows, MENU_ROWS), own_row and rows < MENU_ROWS
+
+    def _menu_rows(self) -> int:
+        """Rows the menu needs now (at most :data:`MENU_ROWS`): the log gets the rest, so
+        while others play (a one-line note) it shows two more lines."""
+        if not self.entries():
+            return 1
+        rows, own_row = self._menu_layout()
+        return rows + own_row
 
     def menu_text(self) -> StyleAndTextTuples:
         entries = self.entries()
@@ -915,8 +957,8 @@ class TableApp:
         cols, colw = self._cols(), self._colw()
         out: StyleAndTextTuples = []
         page = entries[start : start + size]
-        only = len(entries) == 1 and entries[0].choice is not None and not self.stack
-        for r in range(MENU_ROWS):
+        rows, own_row = self._menu_layout()
+        for r in range(rows):
             if r:
                 out.append(("", "\n"))
             for c in range(cols):
@@ -931,12 +973,10 @@ class TableApp:
                 out.append(("class:menu.key", f" {key} "))
                 out.append(("class:menu.sel" if sel else "", label))
                 out.append(("", " " * (colw - 3 - len(label))))
-        if only:
-            out.append(("class:muted", "  (the only choice: it plays itself)"))
-        more = len(entries) - (start + size)
-        if more > 0 or start:
-            out.append(("class:muted", f"   ({start + 1}-{start + len(page)} of "
-                                       f"{len(entries)}; + more, - back)"))
+        note = self._menu_note()
+        if note:
+            out.append(("", "\n " if own_row else "  "))
+            out.append(("class:muted", note))
         return out
 
     def help_text(self) -> StyleAndTextTuples:
@@ -1008,7 +1048,7 @@ class TableApp:
             ),
             self.log_window,
             Window(FormattedTextControl(self.title), height=self._title_rows),
-            Window(FormattedTextControl(self.menu_text), height=MENU_ROWS),
+            Window(FormattedTextControl(self.menu_text), height=self._menu_rows),
             self.input,
         ])
         help_box = Frame(

@@ -540,3 +540,21 @@ def test_a_tall_terminal_draws_the_roads_between_the_rows() -> None:
         await _close(app, task, session)
 
     _run(body, 120, 40)
+
+
+def test_the_log_gets_the_menu_rows_nobody_needs() -> None:
+    """At 80x24 the menu takes only the rows its entries need, the log the rest: while
+    the others play (a one-line note) the log shows 8 lines, not 6."""
+    async def body(inp: PipeInput) -> None:
+        session = make_session(4, 3)
+        app, task = await _open(session)
+        session.bot_delay = 30.0
+        inp.send_text("pass\r")
+        await until(lambda: not session.legal())
+        app.handle(StateChanged(tuple(f"Line {i}." for i in range(30))))
+        lines = screen_text(app)
+        assert sum(1 for x in lines if x.startswith(" Line ")) >= 8, lines
+        assert lines[-1].startswith(">") and "nothing to do" in lines[-2]
+        await _close(app, task, session)
+
+    _run(body)
