@@ -900,16 +900,6 @@ class TableApp:
             text = " " + rows[0].lstrip() + "\n " + " ".join(rows[1:])
         return [(style, text)]
 
-    def _menu_rows(self) -> int:
-        """Rows the menu needs now (at most :data:`MENU_ROWS`): the log gets the rest, so
-        while others play (a one-line note) it shows two more lines."""
-        entries = self.entries()
-        if not entries:
-            return 1
-        _start, size = self._page()
-        shown = min(size, len(entries))
-        return max(1, min(MENU_ROWS, -(-shown // self._cols())))
-
     def _title_rows(self) -> int:
         """One row for what is being decided, two when a narrow terminal would cut it."""
         text = "".join(t for _, t, *_ in self.title())
