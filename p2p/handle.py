@@ -16,6 +16,7 @@ from pathlib import Path
 
 from engine.actions import Action
 from engine.state import GameState, Phase
+from engine.view import PlayerView
 
 from .mesh import Mesh
 from .table import Table, TableResult, TableStopped
@@ -88,6 +89,12 @@ class TableHandle:
     def state(self) -> GameState | None:
         """A copy of the table's state (the live one changes under running crypto ops)."""
         return self._table.state.copy() if self._table is not None else None
+
+    def view(self) -> PlayerView | None:
+        """The player's view: the public state and the colours of our own goods only."""
+        if self._table is None:
+            return None
+        return PlayerView(self._table.state.copy(), self._table.me, self._table.hand())
 
     def phase(self) -> Phase | None:
         """The live state's phase (cheap: no copy)."""
