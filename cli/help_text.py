@@ -22,7 +22,8 @@ Map   ▶ caravan  › next cities  · passed  ↓↙↘ roads onward
 Panel $ money  g goods  ♛ leader pawn  ● turn tokens  ?n unseen goods
       C Crooks  B Barterers held;  ▶ whose turn it is
 
-Keys  1-9 pick a menu entry (0: more entries)  ←→↑↓ move  Enter pick
+Keys  1-9,0 pick a menu entry  + / - more entries  ←→↑↓ move  Enter pick
+      (a picked decline waits for Esc a moment; an exchange asks y first)
       or type a command (Tab completes; typed commands run at once):
       bid 3, pass, sell-lead, keep, move samarkand, take 2, sell 2,
       buy 3, trade, decline, exchange silk>spice, done, steal bo,
