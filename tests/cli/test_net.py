@@ -438,3 +438,28 @@ def _lock_held(folder: Path) -> bool:
     except FolderInUse:
         return True
     return False
+
+
+@pytest.mark.timeout(120)
+def test_host_and_join_from_one_directory(procs: list[subprocess.Popen[str]],
+                                         tmp_path: Path) -> None:
+    """Issue: ``host`` and ``join`` started from one directory shared the game folder
+    ``games/peers/<id>`` and the host named the joiner a cheat ("envelope 0/0 delivered
+    again").  With the default ``--folder`` each seat gets its own and both end fair."""
+    common = ["--interface", "127.0.0.1", "--headless", "--json", "--timeout", "40"]
+    host = _silkroad("host", "--table", "Tea", "--seats", "3", "--code", "silk7", "--bots", "1",
+                     "--shuffle", "audit", *common, cwd=tmp_path)
+    procs.append(host)
+    opened = _first_line(host)
+    join = _silkroad("join", f"127.0.0.1:{opened['port']}", "--code", "SILK-7", *common,
+                     cwd=tmp_path)
+    procs.append(join)
+    outs = {}
+    for name, proc in (("join", join), ("host", host)):
+        out, err = proc.communicate(timeout=90)
+        assert proc.returncode == 0, f"{name}: {err} {out[-2000:]}"
+        assert "Traceback" not in err and "broke rule" not in err, err
+        outs[name] = json.loads(out.splitlines()[-1])
+    assert {r["verdict"] for r in outs.values()} == {"fair"}
+    seats = [f for f in (tmp_path / "games" / "peers").iterdir() if (f / "meta.json").exists()]
+    assert len(seats) == 2 and len({f.name[:16] for f in seats}) == 1  # one game, two folders
