@@ -16,10 +16,14 @@ Steps, in transcript order:
    actions for p2p's engine replay) and every completed op (:class:`OpEvent`, with the
    decrypted zones) in order; it may raise :class:`CheatDetected` to report a violation.
 
-The report is ``fair`` or the first violation (party, envelope index, rule, detail). A
-transcript that stops while an op awaits messages names the awaited party
-(``missing-message``); one without the secrets op is audited as far as possible
-(``complete = False``).
+The report is ``fair`` or the first violation (party, envelope index, rule, detail).  A
+party is named only on evidence it signed.  The file's order and completeness are not
+such evidence — whoever hands out the file chooses them — so envelopes are read into each
+sender's chain whatever their order in the file (:func:`read_chains`), and what the file
+lacks or garbles is reported as ``damage`` or ``missing`` facts naming no one: an envelope
+whose signature does not check, one that appears twice or before its predecessor, a gap in
+a sender's chain, an op still waiting for messages at the end.  A transcript without the
+secrets op is audited as far as possible (``complete = False``).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from .protocols.deal import Deal
 from .protocols.steal import Steal
 from .protocols.withdraw import Withdraw
 from .session import TokenSession, parse_body
-from .transcript import ACK_KIND, CRYPTO_KIND, Envelope, TranscriptLog
+from .transcript import CRYPTO_KIND, Envelope, TranscriptLog, parse
 
 
 @dataclass(frozen=True)
@@ -65,18 +69,110 @@ class Violation:
 
 @dataclass
 class AuditReport:
-    """Outcome of an audit."""
+    """Outcome of an audit: ``fair`` means no signed violation was found; ``damage`` and
+    ``missing`` say what the file garbles or lacks (facts about the file, naming no one)."""
 
     fair: bool
     violation: Violation | None = None
     complete: bool = True
     envelopes: int = 0
     ops: int = 0
+    damage: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    #: seats whose end-of-game secrets (key share, witnesses) the transcript holds
+    secrets_from: list[int] = field(default_factory=list)
 
     def __str__(self) -> str:
         if self.violation is not None:
             return f"VIOLATION: {self.violation}"
+        if self.damage or self.missing:
+            return "no violation so far; " + "; ".join([*self.damage, *self.missing])[:600]
         return "fair" if self.complete else "fair so far (transcript has no secrets op)"
+
+
+Evidence = Callable[[Envelope], list[bytes]]
+"""Extra wires an envelope carries as evidence (an abort notice's offending envelope): they
+are read into their senders' chains like any other envelope of the file."""
+
+
+@dataclass
+class Chains:
+    """The file read into per-sender chains (see :func:`read_chains`)."""
+
+    log: TranscriptLog
+    #: ``(file index, envelope)`` in the order the envelopes joined their chains
+    accepted: list[tuple[int, Envelope]]
+    damage: list[str]
+    missing: list[str]
+    violation: Violation | None = None
+
+
+def read_chains(transcript: Sequence[bytes], keys: Sequence[Ed25519PublicKey],
+                game_id: bytes, evidence: Evidence | None = None) -> Chains:
+    """Read a file's envelopes into each sender's chain, tolerating the file's order.
+
+    An envelope that arrives before its predecessor is held until the predecessor turns
+    up; an exact duplicate is skipped; one that is not validly signed for this game is
+    skipped.  Each is noted as damage: none of it is anybody's signed act.  Two different
+    validly signed envelopes for one slot, or one that does not chain to its sender's
+    previous one, *is* the sender's signed act: that is the returned violation."""
+    log = TranscriptLog(game_id, keys)
+    held: dict[int, dict[int, tuple[int, Envelope]]] = {}
+    out = Chains(log, [], [], [])
+
+    def take(i: int, env: Envelope) -> None:
+        while True:
+            chain = log.by_sender.get(env.sender, [])
+            where = f"envelope #{i} ({env.sender}/{env.seq})"
+            if env.seq < len(chain) and chain[env.seq].wire == env.wire:
+                out.damage.append(f"{where} appears twice in the file")
+                return
+            if env.seq > len(chain):
+                slot = held.setdefault(env.sender, {})
+                other = slot.get(env.seq)
+                if other is None:
+                    slot[env.seq] = (i, env)
+                elif other[1].wire == env.wire:
+                    out.damage.append(f"{where} appears twice in the file")
+                elif out.violation is None:
+                    out.violation = Violation(env.sender, i, (env.sender, env.seq),
+                                              "equivocation", f"two different envelopes with "
+                                              f"seq {env.seq} (file #{other[0]} and #{i})")
+                return
+            try:
+                log.link(env)
+            except CheatDetected as exc:
+                if out.violation is None:
+                    out.violation = Violation(exc.culprit, i, (env.sender, env.seq),
+                                              exc.rule, exc.detail)
+                return
+            out.accepted.append((i, env))
+            for extra in (evidence(env) if evidence is not None else []):
+                read(i, extra, f"evidence carried by envelope #{i}")
+            nxt = held.get(env.sender, {}).pop(env.seq + 1, None)
+            if nxt is None:
+                return
+            out.damage.append(f"{where} comes after {env.sender}/{env.seq + 1} in the file")
+            i, env = nxt
+
+    def read(i: int, wire: bytes, what: str) -> None:
+        try:
+            env = parse(wire, keys, game_id)
+        except CheatDetected as exc:
+            out.damage.append(f"{what} is not a validly signed envelope of this game "
+                              f"({exc.rule}: {exc.detail})")
+            return
+        take(i, env)
+
+    for i, wire in enumerate(transcript):
+        read(i, wire, f"envelope #{i}")
+    for sender in sorted(held):
+        if held[sender]:
+            have = len(log.by_sender.get(sender, []))
+            later = sorted(held[sender])
+            out.missing.append(f"seat {sender}'s envelope {have} is not in the file "
+                               f"(its envelopes {later[0]}..{later[-1]} are)")
+    return out
 
 
 @dataclass(frozen=True)
@@ -213,52 +309,63 @@ class Auditor:
                               extra))
 
     # --- main -------------------------------------------------------------------------------
-    def run(self, transcript: Sequence[bytes]) -> AuditReport:
+    def run(self, transcript: Sequence[bytes], evidence: Evidence | None = None
+            ) -> AuditReport:
         """Audit ``transcript``; never raises for bad input, reports it instead."""
-        log = TranscriptLog(self.game_id, self.keys)
-        envs: list[Envelope] = []
-        for i, wire in enumerate(transcript):
-            try:
-                envs.append(log.add(wire))
-            except CheatDetected as exc:
-                return AuditReport(False, Violation(exc.culprit, i, None, exc.rule, exc.detail),
-                                   envelopes=len(transcript))
-        self._collect_secrets(envs)
+        chains = read_chains(transcript, self.keys, self.game_id, evidence)
+        return self.run_chains(chains, len(transcript))
+
+    def run_chains(self, chains: Chains, envelopes: int) -> AuditReport:
+        """Audit a file already read into chains (:func:`read_chains`)."""
+
+        def report(fair: bool, violation: Violation | None, ops: int = 0,
+                   complete: bool = True) -> AuditReport:
+            return AuditReport(fair, violation, complete, envelopes, ops, chains.damage,
+                               chains.missing, sorted(self._xs))
+
+        if chains.violation is not None:
+            return report(False, chains.violation)
+        accepted = chains.accepted
+        self._collect_secrets([env for _i, env in accepted])
         session = TokenSession(self.game_id, self.n, None, lam=self.lam)
         session.listeners.append(lambda op: self._on_op(session, op))
-        for i, env in enumerate(envs):
+        for i, env in accepted:
             self._env_index = i
             try:
                 if env.kind == CRYPTO_KIND:
                     session.receive(env.sender, env.body)
-                elif env.kind != ACK_KIND and self.hook is not None:
+                elif self.hook is not None:
                     self.hook(EnvelopeEvent(i, env))
             except CheatDetected as exc:
                 at = self._env_index
-                sv = (envs[at].sender, envs[at].seq)
-                return AuditReport(False, Violation(exc.culprit, at, sv, exc.rule, exc.detail),
-                                   envelopes=len(envs), ops=len(session.history))
+                sv = (env.sender, env.seq) if at == i else self._sender_seq(accepted, at)
+                return report(False, Violation(exc.culprit, at, sv, exc.rule, exc.detail),
+                              len(session.history))
             except MalformedInput as exc:
-                return AuditReport(False, Violation(env.sender, i, (env.sender, env.seq),
-                                                    "malformed", str(exc)),
-                                   envelopes=len(envs), ops=len(session.history))
+                return report(False, Violation(env.sender, i, (env.sender, env.seq),
+                                               "malformed", str(exc)), len(session.history))
         if session.busy:
-            missing = session.waiting_for()
             op = session.current
             assert op is not None
-            return AuditReport(False, Violation(missing[0] if missing else None, None, None,
-                                                "missing-message",
-                                                f"op {op.name}#{op.index} still waits for "
-                                                f"parties {missing}"),
-                               envelopes=len(envs), ops=len(session.history))
-        return AuditReport(True, None, complete=self._x is not None and session.closed,
-                           envelopes=len(envs), ops=len(session.history))
+            chains.missing.append(f"op {op.name}#{op.index} still waits for the messages of "
+                                  f"seats {session.waiting_for()}, which are not in the file")
+        return report(True, None, len(session.history),
+                      complete=self._x is not None and session.closed)
+
+    @staticmethod
+    def _sender_seq(accepted: list[tuple[int, Envelope]], at: int) -> tuple[int, int] | None:
+        for i, env in accepted:
+            if i == at:
+                return env.sender, env.seq
+        return None
 
 
 def audit(transcript: Sequence[bytes], keys: Sequence[Ed25519PublicKey], game_id: bytes,
-          lam: int = sh.DEFAULT_LAMBDA, hook: Hook | None = None) -> AuditReport:
+          lam: int = sh.DEFAULT_LAMBDA, hook: Hook | None = None,
+          evidence: Evidence | None = None) -> AuditReport:
     """Convenience wrapper around :class:`Auditor`."""
-    return Auditor(keys, game_id, lam, hook).run(transcript)
+    return Auditor(keys, game_id, lam, hook).run(transcript, evidence)
 
 
-__all__ = ["BAG", "AuditReport", "Auditor", "EnvelopeEvent", "OpEvent", "Violation", "audit"]
+__all__ = ["BAG", "AuditReport", "Auditor", "Chains", "EnvelopeEvent", "Evidence", "OpEvent",
+           "Violation", "audit", "read_chains"]

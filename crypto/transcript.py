@@ -238,7 +238,11 @@ class TranscriptLog:
     def add(self, wire: bytes, via: int | None = None) -> Envelope:
         """Verify and append. Raises :class:`CheatDetected` (rules: ``malformed``,
         ``bad-signature``, ``equivocation``, ``replay``, ``out-of-order``, ``bad-chain``)."""
-        env = parse(wire, self.keys, self.game_id, via)
+        return self.link(parse(wire, self.keys, self.game_id, via), via)
+
+    def link(self, env: Envelope, via: int | None = None) -> Envelope:
+        """Append an envelope already parsed and signature-checked (:func:`parse`): the
+        per-sender chain checks of :meth:`add` without verifying the signature again."""
         chain = self.by_sender.setdefault(env.sender, [])
         if env.seq < len(chain):
             old = chain[env.seq]

@@ -16,16 +16,27 @@ ACTION_KIND = "action"
 """A seat's move: ``[step, encoded engine action, state hash before]``."""
 ABORT_KIND = "abort"
 """A seat stops the table accusing someone (:func:`abort_body_ok`)."""
-KINDS = (CRYPTO_KIND, ACTION_KIND, ACK_KIND, ABORT_KIND)
-"""Every envelope kind a table understands."""
+CLOSE_KIND = "close"
+"""A seat's closing acknowledgement, signed after the secrets: ``[final round, chain value,
+heads]`` like an ack.  A game is certified when every seat's close covers the final state
+(protocol version 4 on)."""
+STOP_KIND = "stop"
+"""A seat tells the others why its table stopped when it accuses no one (a silent seat, a
+local error, the player abandoning): ``[rule, detail]``.  Accusations are abort notices."""
+KINDS = (CRYPTO_KIND, ACTION_KIND, ACK_KIND, ABORT_KIND, CLOSE_KIND, STOP_KIND)
+"""Every envelope kind a table understands; any other is its signer's violation."""
 
 ENV_TAG = b"E"
 """Mesh message prefix: a signed envelope follows."""
 SYNC_TAG = b"S"
 """Mesh message prefix: a sync request (how many envelopes we hold of each sender)."""
 
-MAX_EARLY = 4096
-"""Envelopes held back because an earlier one of the same sender has not arrived yet."""
+MAX_EARLY = 512
+"""Envelopes *of one sender* held back because an earlier one of it has not arrived yet.
+An honest sender cannot get this far ahead of us: every step needs our ack within
+``ACK_LAG`` steps and every crypto op needs our messages, so its chain stalls after a few
+dozen envelopes; the bound is per sender so that one seat's flood never refuses another
+seat's messages."""
 MAX_QUEUED_ACTIONS = 64
 """Action envelopes one sender may have pending for future steps."""
 MAX_ACK_AHEAD = 4096
@@ -33,10 +44,33 @@ MAX_ACK_AHEAD = 4096
 
 PROOF_RULES = ("equivocation", "bad-chain")
 """Abort rules proved by two signed envelopes (:class:`crypto.transcript.EquivocationProof`)."""
+MAX_EVIDENCE = 2
+"""Signed envelopes an abort notice may carry: the proof of :data:`PROOF_RULES`, or the one
+offending envelope, so that a peer that never received it can judge for itself."""
 
-__all__ = ["ABORT_KIND", "ACK_KIND", "ACTION_KIND", "CRYPTO_KIND", "ENV_TAG", "KINDS",
-           "MAX_ACK_AHEAD", "MAX_EARLY", "MAX_QUEUED_ACTIONS", "PROOF_RULES", "SYNC_TAG",
-           "abort_body_ok", "ack_body_ok", "action_body_ok", "head_ok", "sync_counts_ok"]
+__all__ = [
+    "ABORT_KIND",
+    "ACK_KIND",
+    "ACTION_KIND",
+    "CLOSE_KIND",
+    "CRYPTO_KIND",
+    "ENV_TAG",
+    "KINDS",
+    "MAX_ACK_AHEAD",
+    "MAX_EARLY",
+    "MAX_EVIDENCE",
+    "MAX_QUEUED_ACTIONS",
+    "PROOF_RULES",
+    "STOP_KIND",
+    "SYNC_TAG",
+    "abort_body_ok",
+    "abort_evidence",
+    "ack_body_ok",
+    "action_body_ok",
+    "head_ok",
+    "stop_body_ok",
+    "sync_counts_ok",
+]
 
 
 def _int(x: Any) -> bool:
@@ -53,13 +87,16 @@ def action_body_ok(body: Any) -> bool:
 
 def abort_body_ok(body: Any) -> bool:
     """Shape of an abort notice: ``[culprit|None, rule, detail, [sender, seq, id]|None]``,
-    plus for :data:`PROOF_RULES` a fifth element, the proof ``[wire, wire]``."""
+    plus a fifth element, the evidence: for :data:`PROOF_RULES` the proof ``[wire, wire]``,
+    else ``[wire]`` (the offending envelope) or ``[]``."""
     if not (isinstance(body, list) and len(body) in (4, 5)):
         return False
     culprit, rule, detail, ref = body[:4]
-    if len(body) == 5 and not (rule in PROOF_RULES and isinstance(body[4], list)
-                               and len(body[4]) == 2
-                               and all(isinstance(w, bytes) for w in body[4])):
+    if rule in PROOF_RULES and len(body) != 5:
+        return False
+    if len(body) == 5 and not (isinstance(body[4], list) and len(body[4]) <= MAX_EVIDENCE
+                               and all(isinstance(w, bytes) for w in body[4])
+                               and (len(body[4]) == 2) == (rule in PROOF_RULES)):
         return False
     if not (culprit is None or _int(culprit)):
         return False
@@ -87,3 +124,16 @@ def sync_counts_ok(counts: Any, players: int) -> bool:
     """A sync request: how many envelopes of each seat the asker holds."""
     return (isinstance(counts, list) and len(counts) == players
             and all(isinstance(c, int) and c >= 0 for c in counts))
+
+
+def abort_evidence(body: Any) -> list[bytes]:
+    """The signed envelopes an abort notice carries (empty for a malformed notice)."""
+    if abort_body_ok(body) and len(body) == 5:
+        return list(body[4])
+    return []
+
+
+def stop_body_ok(body: Any) -> bool:
+    """Shape of a stop notice: ``[rule, detail]``."""
+    return (isinstance(body, list) and len(body) == 2 and isinstance(body[0], str)
+            and len(body[0]) <= 64 and isinstance(body[1], str) and len(body[1]) <= 1000)

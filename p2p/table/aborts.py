@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from crypto.audit import audit
+from crypto.audit import Violation
 from crypto.errors import CheatDetected, MalformedInput
 from crypto.transcript import Envelope, EquivocationProof
 
-from ..wire import ABORT_KIND
+from ..wire import ABORT_KIND, PROOF_RULES, abort_evidence
 from .context import TableContext
 from .outcome import TableStopped
 
@@ -33,17 +33,26 @@ ABORT_WAIT = 5.0
 class Aborts:
     """Our own abort notice (sent once) and our verdicts on other peers' notices."""
 
-    def __init__(self, ctx: TableContext, emit: Callable[[str, Any], None]) -> None:
+    def __init__(self, ctx: TableContext, emit: Callable[[str, Any], None],
+                 take: Callable[[bytes, int], None], sync_all: Callable[[], None],
+                 audit: Callable[[list[bytes]], Violation | None]) -> None:
+        """``take`` feeds an envelope a notice carries into our inbox, ``sync_all`` asks every
+        peer for what we lack, ``audit`` audits a transcript (the whole game audit, so a
+        notice is judged by exactly the rules ``silkroad audit`` applies)."""
         self.ctx = ctx
         self._emit = emit
+        self._take = take
+        self._sync_all = sync_all
+        self._audit = audit
         self._sent = False
         self.tasks: list[asyncio.Task[None]] = []
         #: read by tests and tools: the abort claims this peer judged ``(accuser, verdict)``
         self.verdicts: list[tuple[int, TableStopped]] = []
 
     def send(self, exc: CheatDetected, env: Envelope | None,
-             proof: list[bytes] | None = None) -> None:
-        """Tell everyone, in a signed notice, that we caught ``exc`` in ``env``.  Sent once;
+             evidence: list[bytes] | None = None) -> None:
+        """Tell everyone, in a signed notice, that we caught ``exc`` in ``env``, carrying the
+        ``evidence`` (the offending signed envelope, or an equivocation's two).  Sent once;
         never while replaying our own past or after the table stopped."""
         ctx = self.ctx
         if self._sent or ctx.replaying or ctx.waiter.failure is not None:
@@ -51,12 +60,17 @@ class Aborts:
         self._sent = True
         ref = None if env is None else [env.sender, env.seq, env.id]
         body: list[Any] = [exc.culprit, str(exc.rule)[:64], str(exc.detail)[:400], ref]
-        if proof is not None:
-            body.append(proof)
+        if evidence is not None:
+            body.append(evidence)
         try:
             self._emit(ABORT_KIND, body)
         except Exception:  # the notice is best effort; our own stop still happens
             log.exception("seat %d could not send its abort notice", ctx.me)
+
+    @property
+    def busy(self) -> bool:
+        """Whether an accusation is under way: we sent a notice or are judging one."""
+        return self._sent or bool(self.tasks)
 
     def received(self, env: Envelope) -> None:
         """Another peer stopped, accusing someone: judge the claim ourselves."""
@@ -73,34 +87,42 @@ class Aborts:
         return 0 <= seq < len(chain) and chain[seq].id == eid
 
     async def _judge(self, env: Envelope) -> None:
-        """Confirm (or refute) an abort notice by auditing the public transcript so far.
+        """Confirm (or refute) an abort notice from the evidence and the transcript so far.
 
-        The observer audit re-runs *every* public check (all shares, all blinding proofs,
-        all decks), so it names the accused cheater — or an earlier one — whenever the
-        accuser's own check was right.  If the transcript is clean the accusation is false
-        and the accuser is named: either way the table stops on a signed, checkable fact.
-        """
+        The envelope the notice carries goes through our own inbox first: if it is a
+        violation our own checks stop the table on it, exactly as they would have had it
+        reached us directly.  Otherwise we fetch what we lack of the named envelope's chain
+        and audit the transcript as ``silkroad audit`` would: that names the accused
+        cheater — or an earlier one — whenever the accuser was right; if it shows nothing,
+        the accusation is false and the accuser is named.  Either way the table stops on a
+        signed, checkable fact."""
         ctx = self.ctx
         accuser = env.sender
         culprit, rule, _detail, ref = env.body[:4]
-        if len(env.body) == 5:
+        if rule in PROOF_RULES:
             self._judge_equivocation(accuser, culprit, rule, env.body[4])
             return
+        for wire in abort_evidence(env.body):
+            self._take(wire, accuser)
         deadline = time.monotonic() + ABORT_WAIT
+        if not self._has(ref):
+            self._sync_all()
         while not self._has(ref) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)  # the named envelope may still be on its way
+        own = ctx.waiter.failure
+        if own is not None:
+            self.verdicts.append((accuser, own))  # our own checks already decided
+            return
         wires = ctx.log.wires()
-        report = await asyncio.to_thread(audit, wires, ctx.keys, ctx.setup.game_id,
-                                         ctx.setup.lam)
-        v = report.violation
-        if v is not None and v.rule != "missing-message" and v.party is not None:
+        v = await asyncio.to_thread(self._audit, wires)
+        if v is not None and v.party is not None and v.rule != "false-abort":
             verdict = TableStopped(v.party, v.rule,
                                    f"confirmed from the transcript after seat {accuser}'s abort "
                                    f"(accused seat {culprit} of {rule}): {v}")
         else:
             verdict = TableStopped(accuser, "false-abort",
                                    f"seat {accuser} accused seat {culprit} of {rule!r} but the "
-                                   f"transcript so far shows no such violation ({report})")
+                                   "transcript so far shows no such violation")
         self._judged(accuser, verdict)
 
     def _judged(self, accuser: int, verdict: TableStopped) -> None:

@@ -58,6 +58,8 @@ class AckBook:
         self.log_mark = 0
         self._ack_pos: dict[int, int] = {}
         self._disputed = False
+        #: every (seat, round) acknowledged so far: a second ack of a round is a violation
+        self._seen: set[tuple[int, int]] = set()
         self.verdict_task: asyncio.Task[None] | None = None  # a dispute's delayed verdict
 
     def restart_at(self, rnd: int, chain: bytes, log_mark: int) -> None:
@@ -126,24 +128,25 @@ class AckBook:
             del self.acks[rnd]
             del self.my_hash[rnd]
 
-    def take(self, sender: int, rnd: Any, ack: Envelope) -> None:
-        """Record ``sender``'s ack of round ``rnd`` and compare complete rounds."""
+    def take(self, sender: int, rnd: Any, ack: Envelope) -> bool:
+        """Record ``sender``'s ack of round ``rnd`` and compare complete rounds.  False if
+        the ack is its signer's violation: a second ack of one round, or one so far ahead
+        of us that no honest peer could have reached it (a memory bound)."""
         ctx = self.ctx
-        if isinstance(rnd, bool) or rnd <= self.confirmed:
-            return  # a round we already closed (resume replay)
+        if isinstance(rnd, bool) or (sender, rnd) in self._seen:
+            return False
         step = self._step()
         if rnd > step + MAX_ACK_AHEAD:
-            ctx.refuse(sender, f"ack for step {rnd} too far ahead")
-            return
-        acks = self.acks.setdefault(rnd, {})
-        if sender in acks:
-            ctx.refuse(sender, f"second ack for step {rnd}")
-            return
-        acks[sender] = ack
+            return False
+        self._seen.add((sender, rnd))
+        if rnd <= self.confirmed:
+            return True  # a round we already closed (resume replay)
+        self.acks.setdefault(rnd, {})[sender] = ack
         if not ctx.replaying:
             if rnd <= step and rnd in self.chain_at:
                 self.send(rnd)  # closure: a round anybody acks, everybody acks
             self.check()
+        return True
 
     def dispute(self, rnd: int, acks: dict[int, Envelope], culprits: list[int],
                 bad: list[tuple[int, str]]) -> None:

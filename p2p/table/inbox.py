@@ -20,7 +20,7 @@ from crypto.transcript import Envelope, Equivocation, EquivocationProof, parse
 
 from ..envelope_header import peek_header
 from ..mesh import PeerDown, PeerUp, Received
-from ..wire import ACTION_KIND, ENV_TAG, MAX_EARLY, SYNC_TAG, sync_counts_ok
+from ..wire import ACTION_KIND, ENV_TAG, KINDS, MAX_EARLY, SYNC_TAG, sync_counts_ok
 from .context import TableContext
 from .outcome import Refusal
 
@@ -35,13 +35,20 @@ class Inbox:
     """Verifies arriving envelopes into the log in each sender's chain order."""
 
     def __init__(self, ctx: TableContext, dispatch: Dispatch,
-                 on_equivocation: Callable[[Equivocation], None]) -> None:
+                 on_equivocation: Callable[[Equivocation], None],
+                 on_violation: Callable[[Envelope, str, str], object]) -> None:
+        """``on_violation`` is called with a validly signed envelope that is its signer's
+        violation before it may join the log (an unknown kind, a flood of early ones)."""
         self.ctx = ctx
         self._dispatch = dispatch
         self._on_equivocation = on_equivocation
-        #: envelopes held for a missing predecessor: sender -> seq -> (wire, via)
+        self._on_violation = on_violation
+        #: envelopes held for a missing predecessor: sender -> seq -> (wire, via); at most
+        #: MAX_EARLY per sender, so one seat's flood never crowds out another's messages
         self._early: dict[int, dict[int, tuple[bytes, int | None]]] = {}
-        self._nearly = 0
+        #: per asker, how many envelopes of each sender we already sent it: a sync request
+        #: is answered once per gap, never by queueing the same envelopes again
+        self._served: dict[int, list[int]] = {}
         self._urgent = False
         #: set after a restart: every peer that comes up is asked for what we lack
         self.resumed = False
@@ -49,7 +56,7 @@ class Inbox:
     @property
     def held(self) -> int:
         """How many early envelopes are held for a missing predecessor."""
-        return self._nearly
+        return sum(len(h) for h in self._early.values())
 
     async def pump(self) -> None:
         """Feed mesh events to the table, a batch at a time (runs all game).
@@ -74,6 +81,7 @@ class Inbox:
                     elif isinstance(event, PeerUp) and (event.restarted or self.resumed):
                         # the mesh is reliable within one incarnation; only a restart loses
                         # messages, and then both sides ask for what they lack
+                        self._served.pop(event.seat, None)
                         self.request_sync(event.seat)
                     elif isinstance(event, PeerDown):
                         log.info("seat %d: %s is down (%s)", ctx.me, event.label, event.reason)
@@ -128,30 +136,44 @@ class Inbox:
             except Exception as exc:
                 ctx.refuse(via, f"malformed sync request: {exc}")
                 return
-            for env in ctx.log.entries:
-                if env.seq >= counts[env.sender]:
-                    ctx.transport.send(via, ENV_TAG + env.wire)
+            self._answer_sync(via, counts)
         else:
             ctx.refuse(via, "unknown message tag")
+
+    def _answer_sync(self, via: int, counts: list[int]) -> None:
+        """Send ``via`` every envelope it lacks that we have not sent it already."""
+        served = self._served.setdefault(via, [0] * self.ctx.n)
+        start = [max(c, s) for c, s in zip(counts, served, strict=True)]
+        for env in self.ctx.log.entries:
+            if env.seq >= start[env.sender]:
+                self.ctx.transport.send(via, ENV_TAG + env.wire)
+        for p in range(self.ctx.n):
+            served[p] = max(start[p], len(self.ctx.log.by_sender.get(p, [])))
 
     def accept(self, wire: bytes, via: int | None) -> None:
         """Verify one envelope into the log (or hold it until its predecessor arrives)."""
         ctx = self.ctx
         try:
-            sender, seq, _kind = peek_header(wire)
+            sender, seq, kind = peek_header(wire)
             if not 0 <= sender < ctx.n:
                 raise ValueError("unknown sender")
         except Exception as exc:
             ctx.refuse(via, f"malformed envelope: {exc!s:.80}")
             return
         chain = ctx.log.by_sender.get(sender, [])
+        if seq > len(chain) + MAX_EARLY:
+            ctx.refuse(via, f"envelope {sender}/{seq} too far ahead; dropped")
+            return
+        if kind not in KINDS:
+            self._refuse_unknown(wire, via)
+            return
         if seq < len(chain) and chain[seq].wire == wire:
             if not ctx.replaying:
                 log.debug("seat %d: duplicate envelope %d/%d ignored", ctx.me, sender, seq)
             ctx.refusals.append(Refusal(via, f"replayed envelope {sender}/{seq}"))
             return
         if seq > len(chain):
-            self._hold(wire, via, sender, seq, len(chain))
+            self._hold(wire, via, sender, seq)
             return
         try:
             env = ctx.log.add(wire, via=via)
@@ -169,10 +191,20 @@ class Inbox:
         if early:
             nxt = early.pop(seq + 1, None)
             if nxt is not None:
-                self._nearly -= 1
                 self.accept(*nxt)
 
-    def _hold(self, wire: bytes, via: int | None, sender: int, seq: int, have: int) -> None:
+    def _refuse_unknown(self, wire: bytes, via: int | None) -> None:
+        """An envelope of a kind no table sends: never stored (it could be large); if its
+        signature holds it is its signer's violation, carried in our abort notice."""
+        try:
+            env = parse(wire, self.ctx.keys, self.ctx.setup.game_id, via)
+        except CheatDetected as exc:
+            self.ctx.refuse(exc.culprit, f"{exc.rule}: {exc.detail}")
+            return
+        self._on_violation(env, "unknown-kind", f"seat {env.sender} signed an envelope of "
+                                                f"unknown kind {str(env.kind)[:32]!r}")
+
+    def _hold(self, wire: bytes, via: int | None, sender: int, seq: int) -> None:
         """Hold an early envelope for its predecessor, but only if it is genuinely signed:
         unverified bytes must not occupy memory."""
         ctx = self.ctx
@@ -180,11 +212,8 @@ class Inbox:
         if seq in held and held[seq][0] == wire:
             ctx.refusals.append(Refusal(via, f"replayed envelope {sender}/{seq}"))
             return
-        if self._nearly >= MAX_EARLY or seq > have + MAX_EARLY:
-            ctx.refuse(via, f"envelope {sender}/{seq} too far ahead; dropped")
-            return
         try:
-            parse(wire, ctx.keys, ctx.setup.game_id, via)
+            env = parse(wire, ctx.keys, ctx.setup.game_id, via)
         except CheatDetected as exc:
             ctx.refuse(exc.culprit, f"{exc.rule}: {exc.detail}")
             return
@@ -193,5 +222,11 @@ class Inbox:
             self._on_equivocation(Equivocation(sender, proof,
                                                f"two different envelopes with seq {seq}"))
             return
+        if len(held) >= MAX_EARLY:
+            if via == sender:  # its own flood: no honest sender gets this far ahead
+                self._on_violation(env, "flooding", f"seat {sender} sent {len(held)} "
+                                                    "envelopes ahead of a missing one")
+            else:
+                ctx.refuse(via, f"envelope {sender}/{seq}: too many held; dropped")
+            return
         held[seq] = (wire, via)
-        self._nearly += 1

@@ -36,14 +36,16 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from crypto.audit import Violation
 from crypto.errors import CheatDetected, MalformedInput, ProtocolStateError
 from crypto.session import TokenSession
-from crypto.transcript import Envelope, Equivocation, Signer, TranscriptLog
+from crypto.transcript import Envelope, Equivocation, Signer, TranscriptLog, ack_body
 from engine.actions import RESOLVER, Action, VizierChoice, encode
 from engine.game import new_game, scores, winners
 from engine.rules import actors, apply, is_simultaneous, legal_actions
 from engine.view import PlayerView
 
+from ..game_audit import UNFAIR, audit_wires
 from ..identity import Identity
 from ..net_resolver import NetResolver
 from ..resolution import ActionRefused, OpCall, check_move
@@ -52,11 +54,14 @@ from ..wire import (
     ABORT_KIND,
     ACK_KIND,
     ACTION_KIND,
+    CLOSE_KIND,
     CRYPTO_KIND,
     MAX_QUEUED_ACTIONS,
+    STOP_KIND,
     abort_body_ok,
     ack_body_ok,
     action_body_ok,
+    stop_body_ok,
 )
 from ..zones import COLOUR_OF, ZoneMap
 from .aborts import Aborts
@@ -102,7 +107,8 @@ class Table:
         self.human = human
         self.on_step = on_step
         self.keys = setup.public_keys()
-        self.waiter = Waiter(self.me, stall_timeout, abandon_timeout)
+        self.waiter = Waiter(self.me, stall_timeout, abandon_timeout,
+                             on_stall=lambda: self._sync_all())
         self.ctx = TableContext(setup, self.keys, transport, store, self.waiter,
                                 TranscriptLog(setup.game_id, self.keys))
         self.signer = Signer(setup.game_id, self.me,
@@ -116,11 +122,16 @@ class Table:
         self.cursor = 0
         self.resolver = NetResolver(self, setup.shuffle_mode == "verified")
         self.outbox = Outbox(self.ctx, self.signer, self._dispatch)
-        self.inbox = Inbox(self.ctx, self._dispatch, self._on_equivocation)
+        self.inbox = Inbox(self.ctx, self._dispatch, self._on_equivocation,
+                           lambda env, rule, detail: self._violation(env, rule, detail))
         self.acks = AckBook(self.ctx, self.state.hash(), lambda k, b: self.emit(k, b),
                             lambda: self.step, lambda: self.state.encode())
-        self.aborts = Aborts(self.ctx, lambda k, b: self.emit(k, b))
+        self.aborts = Aborts(self.ctx, lambda k, b: self.emit(k, b), self.inbox.accept,
+                             self._sync_all, self._judge_audit)
         self._applied_in_place = False  # _player_step applied the action already
+        #: closing acknowledgements received (seat -> envelope) and the final chain value
+        self._closes: dict[int, Envelope] = {}
+        self._final: bytes | None = None
         self._actions: dict[int, list[Envelope]] = {}
         self._my_actions: set[int] = set()
         self._hash_now = self.state.hash()
@@ -224,12 +235,16 @@ class Table:
                 self._save_secrets(None)
             await self._play()
         except TableStopped as exc:
+            self._tell_stop(exc.rule, exc.detail)
             # why the table stopped stays in the folder next to the transcript, so an
             # audit of the folder later says who was blamed and why (abandon, timeout, cheat)
             if self.store is not None:
                 with contextlib.suppress(OSError):
                     self.store.write_stopped(exc.culprit, exc.rule, exc.detail, self.step,
                                              len(self.log.entries))
+            raise
+        except Exception as exc:  # a local failure (disk, bug): the others learn it at once
+            self._tell_stop("local-error", f"{type(exc).__name__}: {exc}")
             raise
         finally:
             # whatever we signed (our last ack, an abort notice) still leaves, durably
@@ -285,8 +300,8 @@ class Table:
             self._applied.append(encode(a))
             self.applied_at.append(time.monotonic())
             for env in self._actions.pop(self.step, []):
-                why = "out-of-turn" if env.sender not in acts else "superseded"
-                self.refuse(env.sender, f"{why} action for step {self.step} not used")
+                self._violation(env, "superseded-action",
+                                f"seat {env.sender} signed a second action for step {self.step}")
             self.step += 1
             if self.cursor != c0:  # only crypto ops move goods between zones
                 self.zones.check(self.state, [[s.public for s in self.session.ledger.hands[p]]
@@ -302,7 +317,26 @@ class Table:
         # the secrets end the game for good: only after everybody agreed on the final state
         await self.acks.confirm(self.step)
         await self.op(lambda: self.session.reveal_secrets(), "secrets")
+        await self._close()
         self.done = True
+
+    async def _close(self) -> None:
+        """Sign our closing acknowledgement (the final state, and the heads of every chain
+        including everybody's secrets) and wait for everybody's: a game is certified only
+        when every seat's close is in the transcript each peer exports."""
+        self._final = self.acks.chain_at[self.step]
+        for env in list(self._closes.values()):
+            self._check_close(env)
+        if self.me not in self._closes:
+            self.emit(CLOSE_KIND, ack_body(self.step, self._final, self.log))
+        await self.waiter.wait(lambda: len(self._closes) == self.n, "the closing acknowledgements",
+                               lambda: [p for p in range(self.n) if p not in self._closes])
+
+    def _check_close(self, env: Envelope) -> None:
+        """A close must name the final state every seat acknowledged before the secrets."""
+        if self._final is not None and (env.body[0] != self.step or env.body[1] != self._final):
+            self._violation(env, "close-mismatch", f"seat {env.sender} closed the game on "
+                                                   "another state than the one all acknowledged")
 
     # ================================================================ decisions
     async def decide(self) -> Action:
@@ -329,44 +363,35 @@ class Table:
                 raise TableStopped(self.me, "bot-illegal", f"bot chose {a!r}")
 
     async def _player_step(self, actor: int) -> Action:
+        """Take the actor's move for this step.  The first action envelope for the step
+        decides: anything else signed for it — from another seat, illegal, or a second
+        one — is its signer's violation (the offline audit judges the same way)."""
         step = self.step
         queue = self._actions.setdefault(step, [])
-        refused_own = 0
-        while True:
-            if actor == self.me and step not in self._my_actions:
-                a = await self.decide()
-                self.decided_at[step] = time.monotonic()
-                self.emit(ACTION_KIND, [step, encode(a), self._hash_now])
-            await self.waiter.wait(lambda: bool(queue), f"the action of seat {actor}",
-                                   lambda: [actor])
-            env = queue.pop(0)
-            if env.sender != actor:
-                self.refuse(env.sender, f"out-of-turn action for step {step} "
-                                        f"(seat {actor} is to act)")
-                continue
-            if len(env.body) == 3 and env.body[2] != self._hash_now and step > 0:
-                # the actor saw another state: we ack this round, so every peer does
-                # (closure, p2p.ack_chain) and the comparison names the odd peer by majority
-                # (raises); if it does not, the actor contradicts its own ack
-                self.acks.send(step)
-                await self.acks.confirm(step)
-                raise self.stop(actor, "desync", f"step {step}: the action's state hash differs "
-                                           "from the one its sender acknowledged")
-            try:
-                a, self._applied_in_place = check_move(self.state, env.body[1], in_place=True)
-            except ActionRefused as exc:
-                self.refuse(env.sender, f"illegal action at step {step}: {exc}")
-                if env.sender == self.me:
-                    refused_own += 1
-                    if self.human is None and refused_own > 3:
-                        # a bot would choose the same again: never spin on it
-                        raise TableStopped(self.me, "bot-illegal",
-                                           f"our moves at step {step} were refused: "
-                                           f"{exc}") from exc
-                    self._my_actions.discard(step)  # ours was refused too: decide again
-                    await asyncio.sleep(0)  # never hold the event loop while retrying
-                continue
-            break
+        if actor == self.me and step not in self._my_actions:
+            a = await self.decide()
+            self.decided_at[step] = time.monotonic()
+            self.emit(ACTION_KIND, [step, encode(a), self._hash_now])
+        await self.waiter.wait(lambda: bool(queue), f"the action of seat {actor}",
+                               lambda: [actor])
+        env = queue.pop(0)
+        if env.sender != actor:
+            raise self._violation(env, "out-of-turn",
+                                  f"seat {env.sender} signed an action for step {step}, "
+                                  f"where seat {actor} is to act")
+        if len(env.body) == 3 and env.body[2] != self._hash_now and step > 0:
+            # the actor saw another state: we ack this round, so every peer does
+            # (closure, p2p.ack_chain) and the comparison names the odd peer by majority
+            # (raises); if it does not, the actor contradicts its own ack
+            self.acks.send(step)
+            await self.acks.confirm(step)
+            raise self.stop(actor, "desync", f"step {step}: the action's state hash differs "
+                                       "from the one its sender acknowledged")
+        try:
+            a, self._applied_in_place = check_move(self.state, env.body[1], in_place=True)
+        except ActionRefused as exc:
+            raise self._violation(env, "illegal-action", f"seat {actor} signed an illegal "
+                                                         f"action for step {step}: {exc}") from exc
         await self.resolver.check(self.state, self.zones, actor, a)
         return a
 
@@ -417,59 +442,116 @@ class Table:
     # ================================================================ receiving
     def _on_equivocation(self, eq: Equivocation) -> None:
         """Only we saw both envelopes: the others get the transferable proof."""
-        self.aborts.send(eq, None, proof=eq.proof.encode())
+        self.aborts.send(eq, None, evidence=eq.proof.encode())
         self.stop(eq.culprit, eq.rule, eq.detail)
+
+    def _tell_stop(self, rule: str, detail: str) -> None:
+        """Tell the others why we stop, unless an accusation (an abort notice, ours or one
+        we judged) already does, or the stop came from them: each of them would otherwise
+        wait for us until its timeout."""
+        if self.aborts.busy or rule in ("peer-stopped", "false-abort"):
+            return
+        try:
+            self.emit(STOP_KIND, [rule[:64], detail[:1000]])
+        except Exception:  # best effort: we are stopping anyway
+            log.exception("seat %d could not send its stop notice", self.me)
+
+    def _sync_all(self) -> None:
+        """Ask every other peer for whatever we lack (gap sync while playing)."""
+        for seat in range(self.n):
+            if seat != self.me:
+                self.inbox.request_sync(seat)
+
+    def _judge_audit(self, wires: list[bytes]) -> Violation | None:
+        """The whole-game audit of ``wires`` (run in a worker thread by the abort judge)."""
+        report = audit_wires(wires, self.setup.keys, self.setup.game_id, self.setup.lam,
+                             self.config)
+        return report.violation if report.status == UNFAIR else None
+
+    def _violation(self, env: Envelope, rule: str, detail: str) -> TableStopped:
+        """``env`` is its signer's violation: stop naming it, and tell the others in an abort
+        notice that carries the envelope, so that a peer that never received it (it may
+        have been shown to us alone) judges it for itself.  Returns the reason, to raise."""
+        self.aborts.send(CheatDetected(env.sender, rule, detail), env, evidence=[env.wire])
+        return self.stop(env.sender, rule, detail)
 
     def _dispatch(self, env: Envelope) -> bool:
         """Handle one verified envelope (ours or a peer's); True if it is an action for the
-        current step (the main loop should run now)."""
+        current step (the main loop should run now).  Whatever a seat signs that the table
+        cannot accept is that seat's violation: an honest peer never signs it."""
         kind, body = env.kind, env.body
-        ctx = self.ctx
+        who = env.sender
         if kind == CRYPTO_KIND:
-            if env.sender == self.me:
+            if who == self.me:
                 return False
             try:
-                out = self.session.receive(env.sender, body)
+                out = self.session.receive(who, body)
             except CheatDetected as exc:
-                self.aborts.send(exc, env)
+                self.aborts.send(exc, env, evidence=[env.wire])
                 self.stop(exc.culprit, exc.rule, exc.detail)
                 return False
-            except (MalformedInput, ProtocolStateError) as exc:
-                self.refuse(env.sender, f"crypto message refused: {exc}")
+            except MalformedInput as exc:
+                self._violation(env, "malformed", f"crypto message: {exc}")
+                return False
+            except ProtocolStateError as exc:
+                self.refuse(who, f"crypto message refused: {exc}")
                 return False
             self.outbox.emit_crypto(out, self._save_secrets)
         elif kind == ACTION_KIND:
             return self._queue_action(env)
         elif kind == ACK_KIND:
             if not ack_body_ok(body, self.n):
-                self.refuse(env.sender, "malformed ack")
-                return False
-            self.acks.take(env.sender, body[0], env)
+                self._violation(env, "malformed-ack", f"seat {who} signed a malformed ack")
+            elif not self.acks.take(who, body[0], env):
+                self._violation(env, "second-ack", f"seat {who} signed a second ack for "
+                                                   f"round {body[0]} or one far ahead")
+        elif kind == CLOSE_KIND:
+            if not ack_body_ok(body, self.n):
+                self._violation(env, "malformed-close", f"seat {who} signed a malformed close")
+            elif who in self._closes:
+                self._violation(env, "second-close", f"seat {who} signed a second close")
+            else:
+                self._closes[who] = env
+                self._check_close(env)
         elif kind == ABORT_KIND:
             if not abort_body_ok(body):
-                self.refuse(env.sender, "malformed abort notice")
-            elif env.sender != self.me and not ctx.replaying:
+                self._violation(env, "malformed-abort", f"seat {who} signed a malformed "
+                                                        "abort notice")
+            elif who != self.me and not self.ctx.replaying:
                 self.aborts.received(env)
+        elif kind == STOP_KIND:
+            if not stop_body_ok(body):
+                self._violation(env, "malformed-stop", f"seat {who} signed a malformed "
+                                                       "stop notice")
+            elif who != self.me and not self.ctx.replaying and not self.aborts.tasks:
+                # (while we judge an accusation, its verdict stops us: a seat's bare word
+                # must not pre-empt it)
+                self.stop(None, "peer-stopped", f"seat {who} stopped the table: "
+                                                f"{body[0]}: {body[1]}")
         else:
-            self.refuse(env.sender, f"unknown envelope kind {kind[:32]!r}")
+            self._violation(env, "unknown-kind", f"seat {who} signed an envelope of unknown "
+                                                 f"kind {str(kind)[:32]!r}")
         return False
 
     def _queue_action(self, env: Envelope) -> bool:
         body = env.body
+        who = env.sender
         if not action_body_ok(body):
-            self.refuse(env.sender, "malformed action envelope")
+            self._violation(env, "malformed-action", f"seat {who} signed a malformed action")
             return False
         step = body[0]
         if step < self.step:
             if not self.ctx.replaying:
-                self.refuse(env.sender, f"action for past step {step}")
+                self._violation(env, "stale-action", f"seat {who} signed an action for step "
+                                                     f"{step}, already decided")
             return False
-        pending = sum(1 for q in self._actions.values() for e in q if e.sender == env.sender)
+        pending = sum(1 for q in self._actions.values() for e in q if e.sender == who)
         if pending >= MAX_QUEUED_ACTIONS:
-            self.refuse(env.sender, "too many queued actions")
+            self._violation(env, "too-many-actions", f"seat {who} signed actions for "
+                                                     f"{pending} future steps")
             return False
         self._actions.setdefault(step, []).append(env)
-        if env.sender == self.me:
+        if who == self.me:
             self._my_actions.add(step)
         return step == self.step
 

@@ -17,6 +17,11 @@ from .outcome import TableStopped
 
 log = logging.getLogger("p2p.table")
 
+SYNC_AFTER = 1.0
+"""Seconds of waiting before we ask the other peers for what we may lack."""
+SYNC_EVERY = 3.0
+"""Seconds between further such requests while the wait lasts."""
+
 
 def _release(fut: asyncio.Future[None]) -> None:
     """Timer callback of :meth:`Waiter.wait`: wake the sleeper unless it was woken already."""
@@ -27,8 +32,14 @@ def _release(fut: asyncio.Future[None]) -> None:
 class Waiter:
     """The table's one sleeper, its stop reason and what it is waiting for."""
 
-    def __init__(self, me: int, stall_timeout: float, abandon_timeout: float) -> None:
+    def __init__(self, me: int, stall_timeout: float, abandon_timeout: float,
+                 on_stall: Callable[[], None] | None = None) -> None:
+        """``on_stall`` runs after :data:`SYNC_AFTER` seconds of waiting and again every
+        :data:`SYNC_EVERY` seconds: the table asks its peers for whatever it lacks then (a
+        message shown to some peers only reaches us from them), so a silent seat is named
+        only after everything the others hold was fetched."""
         self.me = me
+        self.on_stall = on_stall
         self.stall_timeout = stall_timeout
         self.abandon_timeout = abandon_timeout
         self.failure: TableStopped | None = None
@@ -61,8 +72,13 @@ class Waiter:
         loop = asyncio.get_running_loop()
         start = time.monotonic()
         warned = False
+        next_sync = start + SYNC_AFTER if self.on_stall is not None else float("inf")
         self.waiting_on = (what, who)
         while not ready():
+            now = time.monotonic()
+            if self.on_stall is not None and now >= next_sync:
+                next_sync = now + SYNC_EVERY
+                self.on_stall()
             if self.failure is not None:
                 raise self.failure
             self._wake.clear()
@@ -75,7 +91,8 @@ class Waiter:
             limit = self.stall_timeout if not warned else self.abandon_timeout
             fut: asyncio.Future[None] = loop.create_future()
             self._fut = fut
-            timer = loop.call_later(max(0.01, min(limit - waited, 1.0)), _release, fut)
+            nap = min(limit - waited, 1.0, max(next_sync - time.monotonic(), 0.0))
+            timer = loop.call_later(max(0.01, nap), _release, fut)
             try:
                 await fut
             finally:

@@ -12,7 +12,7 @@ from engine.actions import Action, Buy, Decline, ExchangeDone, ExchangePair, Tra
 from engine.bots import make_bot
 from engine.view import PlayerView
 from p2p.local_table import LocalPeer, finish_peer, make_local_setup, start_peer
-from p2p.table import Table, TableResult
+from p2p.table import Table, TableResult, TableStopped
 
 LAM = 8
 """Cut-and-choose rounds in tests (the verified shuffle's cost grows with it)."""
@@ -94,6 +94,34 @@ async def play_tables(root: Path, players: int, mode: str = "audit", frugal: boo
             with contextlib.suppress(Exception):
                 await finish_peer(p, grace=1.0)
     return peers, list(results)
+
+
+class _Silence:
+    """A transport that drops everything we send: a peer that crashed says nothing more."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def broadcast(self, body: bytes) -> None:
+        pass
+
+    def send(self, seat: int, body: bytes) -> None:
+        pass
+
+    async def next_event(self) -> Any:
+        return await self.inner.next_event()
+
+
+def go_silent(t: Table) -> None:
+    """From now on ``t`` sends nothing (as a peer whose machine died would)."""
+    t.transport = _Silence(t.transport)
+
+
+def stopped_naming(results: list[Any], seat: int, *rules: str) -> None:
+    """Every peer's table stopped naming ``seat`` for one of ``rules``."""
+    for me, r in enumerate(results):
+        assert isinstance(r, TableStopped), (me, r)
+        assert r.culprit == seat and r.rule in rules, (me, r)
 
 
 def finished(results: list[Any]) -> list[TableResult]:

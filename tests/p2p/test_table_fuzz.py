@@ -14,7 +14,6 @@ from bench.table_fuzz import fuzz_table
 from engine.actions import Action
 from p2p.game_audit import audit_game
 from p2p.table import Table
-from p2p.wire import ACTION_KIND
 
 FUZZ = 10_000
 
@@ -30,12 +29,8 @@ def test_fuzzed_envelopes_are_refused_and_the_game_finishes_fair(tmp_path: Path)
     def hook(t: Table, _a: Action) -> None:
         if t.me == 1 and t.step == 12 and not report:
             report.append(fuzz_table(tables[0], t, FUZZ, seed=7))
-            # bodies with bad contents signed in the real chain of a roster member
-            for body in (["x"], [t.step, 5], [t.step, b"\xc1", 3], [True, b""]):
-                t.emit(ACTION_KIND, body)
-            t.emit("ack", [1, 2, 3])
-            t.emit("abort", ["nobody", 1, 2, 3])
-            t.emit("zzz", [])
+            # (bodies with bad contents signed in the real chain of a roster member are the
+            # signer's violation: test_table_cheats.test_signed_junk_names_its_signer_…)
 
     _peers, results = run(lambda: play_tables(tmp_path, 3, prepare=prepare, on_step=hook),
                           timeout=110)
@@ -45,6 +40,4 @@ def test_fuzzed_envelopes_are_refused_and_the_game_finishes_fair(tmp_path: Path)
     assert r["unchanged"] and r["failure"] is None and r["early"] == 0, r
     res = finished(results)
     assert len({x.state_hash for x in res}) == 1
-    reasons = " | ".join(f.reason for f in res[0].refusals[-20:] + res[2].refusals)
-    assert "malformed action" in reasons and "malformed abort" in reasons, reasons[:3000]
     assert audit_game(res[0].export).fair

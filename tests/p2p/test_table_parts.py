@@ -47,6 +47,10 @@ class ListTransport:
         await asyncio.sleep(3600)
 
 
+def _no_violation(env: Envelope, rule: str, detail: str) -> None:
+    raise AssertionError(f"unexpected violation {rule}: {detail}")
+
+
 def _parts(store: GameStore | None = None) -> tuple[TableContext, list[Signer], ListTransport]:
     keys = [Ed25519PrivateKey.generate() for _ in range(3)]
     signers = [Signer(GAME, i, k) for i, k in enumerate(keys)]
@@ -83,8 +87,8 @@ def test_inbox_takes_each_chain_in_order_and_holds_early_envelopes() -> None:
         got.append((env.sender, env.seq))
         return False
 
-    inbox = Inbox(ctx, dispatch, lambda eq: None)
-    w = [signers[1].sign("note", [i]) for i in range(3)]
+    inbox = Inbox(ctx, dispatch, lambda eq: None, _no_violation)
+    w = [signers[1].sign("stop", ["r", str(i)]) for i in range(3)]
     inbox.accept(w[2], 1)
     inbox.accept(w[1], 1)
     assert got == [] and inbox.held == 2
@@ -97,27 +101,27 @@ def test_inbox_takes_each_chain_in_order_and_holds_early_envelopes() -> None:
 
 def test_inbox_refuses_junk_and_forged_early_envelopes() -> None:
     ctx, _signers, _t = _parts()
-    inbox = Inbox(ctx, lambda env: False, lambda eq: None)
+    inbox = Inbox(ctx, lambda env: False, lambda eq: None, _no_violation)
     inbox.on_bytes(2, b"Zjunk")
     assert ctx.refusals[-1].reason == "unknown message tag"
     inbox.on_bytes(2, ENV_TAG + b"\x93\x01")
     assert ctx.refusals[-1].reason.startswith("malformed envelope")
     forged = Signer(GAME, 1, Ed25519PrivateKey.generate())
-    forged.sign("note", [0])
-    inbox.accept(forged.sign("note", [1]), 2)  # early and not seat 1's signature
+    forged.sign("stop", ["r", "0"])
+    inbox.accept(forged.sign("stop", ["r", "1"]), 2)  # early and not seat 1's signature
     assert inbox.held == 0 and ctx.refusals[-1].sender == 2
 
 
 def test_inbox_turns_two_early_envelopes_for_one_slot_into_an_equivocation() -> None:
     ctx, signers, _t = _parts()
     seen: list[Equivocation] = []
-    inbox = Inbox(ctx, lambda env: False, seen.append)
+    inbox = Inbox(ctx, lambda env: False, seen.append, _no_violation)
     s = signers[2]
-    s.sign("note", [0])  # seq 0 never delivered: both seq-1 envelopes are held early
+    s.sign("stop", ["r", "0"])  # seq 0 never delivered: both seq-1 envelopes are held early
     seq, prev = s.seq, s.prev
-    first = s.sign("note", ["first"])
+    first = s.sign("stop", ["r", "first"])
     s.seq, s.prev = seq, prev
-    second = s.sign("note", ["second"])
+    second = s.sign("stop", ["r", "second"])
     inbox.accept(first, 1)
     inbox.accept(second, 0)
     assert [e.culprit for e in seen] == [2]
@@ -125,8 +129,8 @@ def test_inbox_turns_two_early_envelopes_for_one_slot_into_an_equivocation() -> 
 
 def test_inbox_answers_a_sync_request_with_what_the_asker_lacks() -> None:
     ctx, signers, transport = _parts()
-    inbox = Inbox(ctx, lambda env: False, lambda eq: None)
-    wires = [signers[1].sign("note", [i]) for i in range(3)]
+    inbox = Inbox(ctx, lambda env: False, lambda eq: None, _no_violation)
+    wires = [signers[1].sign("stop", ["r", str(i)]) for i in range(3)]
     for w in wires:
         inbox.accept(w, 1)
     inbox.on_bytes(2, SYNC_TAG + msgpack.packb([0, 1, 0]))
@@ -152,12 +156,12 @@ def test_outbox_sends_nothing_before_it_is_on_disk(tmp_path: Path) -> None:
         flusher = asyncio.get_running_loop().create_task(outbox.flusher())
         outbox.emit("action", [0, b"m"])  # urgent: fsynced and sent inline
         assert store.synced >= 1 and len(transport.sent) == 1
-        outbox.emit("note", ["later"])  # through the flusher
+        outbox.emit("stop", ["r", "later"])  # through the flusher
         await outbox.drain()
         flusher.cancel()
 
     asyncio.run(go())
-    assert [e.kind for e in dispatched] == ["action", "note"]
+    assert [e.kind for e in dispatched] == ["action", "stop"]
     assert [w for _s, w in transport.sent] == [ENV_TAG + e.wire for e in ctx.log.entries]
     assert store.load_transcript() == [e.wire for e in ctx.log.entries]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgpack
 import pytest
-from table_kit import play_tables, run
+from table_kit import go_silent, play_tables, run
 
 from crypto.errors import MalformedInput
 from crypto.session import TokenSession
@@ -92,6 +92,7 @@ def test_abandoned_table_audits_up_to_there_with_the_reason(tmp_path: Path) -> N
     def hook(t: Table, _a: Action) -> None:
         if t.me == away and t.step == 8:
             gone.append(t.step)
+            go_silent(t)  # gone for good: not even a word of goodbye
             raise Away
 
     async def body() -> tuple[list[Any], list[Any]]:
