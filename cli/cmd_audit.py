@@ -2,8 +2,10 @@
 
 Every signature and hash chain, every zero-knowledge proof, every token decrypted with the
 secrets the peers published at the end, and the rules engine replayed with full
-information (:func:`p2p.game_audit.audit_game`).  Exit codes are for scripts: 0 fair,
-1 unfair (the first violation is named), 2 unreadable.
+information (:func:`p2p.game_audit.audit_game`).  Exit codes are for scripts: 0 fair
+(certified), 1 unfair (the first violation is named), 2 unreadable, 3 not certified (a game
+that stopped early, or a damaged file: nobody signed anything false, but it proves no
+finished game).
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="check a game transcript: signatures, proofs, every token, the rules",
         description="Audit a signed game transcript (game.silkroad) written by a networked "
         "game, or a seat's game folder (the part played of a game that was left or "
-        "stopped). Exit code 0: fair; 1: unfair, the first violation is named (who, where, "
-        "which rule), or incomplete (a folder: the game did not reach its end); 2: it "
-        "cannot be read.",
+        "stopped). Exit code 0: fair (certified); 1: unfair, the first violation is named "
+        "(who, where, which rule); 2: it cannot be read; 3: not certified (the game did not "
+        "reach its end, or the file is damaged: nobody signed anything false).",
         epilog="Examples:\n  silkroad audit games/20250101-120000-seed7.silkroad\n"
         "  silkroad audit game.silkroad --json\n"
         "  silkroad audit games/peers/3fa1c2d4e5f60718     (a game left mid-way)",
@@ -47,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     out = summary(report)
     names = _folder_names(args.path) if folder else _roster_names(args.path)
     # a game left or stopped mid-way: nobody cheated in the part played, but it is not a
-    # finished fair game either (exit code 1, like any game that is not proven fair)
+    # finished fair game either (the audit's exit code 3: not certified)
     incomplete, waiting = _incomplete(report.violation, folder, names)
     out["verdict"] = "incomplete" if incomplete else verdict_of(code)
     out["path"] = args.path
@@ -74,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
               f"checks out. Scores: {_scores(report.scores, names)}.")
         return code
     found = report.violation
+    if code == 3 or (found is not None and report.status != "unfair"):
+        print(str(report))  # not certified: damaged or incomplete, naming no one
+        return code
     if found is None:
         print("UNFAIR: the transcript is incomplete (the game did not reach the final "
               "reveal)")

@@ -23,7 +23,7 @@ EXIT_OK, EXIT_FAIL = 0, 1
 
 
 def verdict_of(code: int) -> str:
-    return {0: "fair", 1: "unfair"}.get(code, "unreadable")
+    return {0: "fair", 1: "unfair", 3: "not certified"}.get(code, "unreadable")
 
 
 def audit_summary(path: Path) -> dict[str, Any]:

@@ -77,7 +77,7 @@ def test_the_table_prints_the_audit_verdict_and_a_command_that_works(
                          prog="silkroad play")
     out = capsys.readouterr().out
     assert code == 0
-    assert "Auditing the transcript" in out and "Audit: fair" in out
+    assert "Auditing the transcript" in out and "Audit: CERTIFIED" in out
     assert f"./.venv/bin/silkroad audit {target}" in out  # not on the PATH: the path
 
 

@@ -113,7 +113,7 @@ def test_networked_play_in_a_real_terminal(tmux: tuple[list[str], str], tmp_path
     assert (folder / "transcript.bin").exists() and (folder / "meta.json").exists()
     from cli.main import main
 
-    assert main(["audit", str(folder)]) == 1  # not a finished game: incomplete, not unfair
+    assert main(["audit", str(folder)]) == 3  # not a finished game: not certified, not unfair
     out = capsys.readouterr().out
     assert out.startswith("INCOMPLETE:") and "checks out so far" in out, out
     assert "UNFAIR" not in out and "broke the rules" not in out
