@@ -113,7 +113,15 @@ class ReplayApp:
         s = self.model.states[self.step]
         if s.phase == Phase.OVER and s.final is not None:
             return render_scores(s, self.model.names, self.viewer)
-        return render_map(s, self.route(), height=self._body_height())
+        return render_map(s, self.route(), height=self._body_height(), roads=self._roads())
+
+    def _roads(self) -> bool:
+        """Road arrows when the panels keep room for names (as at the table)."""
+        from cli.table_app import PANEL_MIN
+
+        s = self.model.states[self.step]
+        text = "".join(t for _, t, *_ in render_map(s, self.route()))
+        return self._width() - max(len(x.rstrip()) for x in text.split("\n")) - 2 >= PANEL_MIN
 
     def shown_hands(self) -> dict[int, dict[int, int]]:
         """Whose goods show in colour now, handle -> colour: only the viewer's own (the
@@ -196,7 +204,7 @@ class ReplayApp:
         s = self.model.states[self.step]
         if s.phase == Phase.OVER:
             return 55
-        text = "".join(t for _, t, *_ in render_map(s, self.route()))
+        text = "".join(t for _, t, *_ in render_map(s, self.route(), roads=self._roads()))
         return max(len(x.rstrip()) for x in text.split("\n")) + 1
 
 

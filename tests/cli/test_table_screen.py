@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.data_structures import Size
@@ -558,3 +559,29 @@ def test_the_log_gets_the_menu_rows_nobody_needs() -> None:
         await _close(app, task, session)
 
     _run(body)
+
+
+def test_replay_of_six_players_keeps_names_readable_at_80_columns(tmp_path: Path) -> None:
+    """The replay viewer draws the same map: road arrows only where the panels keep room
+    for the players' names."""
+    from cli.main import main
+    from cli.replay_app import ReplayApp
+    from cli.replay_model import build_replay
+    from cli.save_file import load_game
+
+    save = tmp_path / "g.silkroad"
+    assert main(["play", "--local", "--headless", "--seed", "4", "--bots", "5",
+                 "--save", str(save)]) == 0
+    model = build_replay(load_game(save))
+
+    async def go() -> list[str]:
+        with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
+            app = ReplayApp(model, viewer=None, input=inp, output=Output80x24())
+            app.go(40)
+            return screen_text(app)
+
+    lines = asyncio.run(go())
+    assert all(len(x) <= 80 for x in lines)
+    text = "\n".join(lines)
+    for name in model.names:
+        assert name[:6] in text, name
