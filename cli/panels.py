@@ -214,6 +214,9 @@ def decision_title(view: PlayerView, names: Sequence[str], mine: bool,
         if t.kind == THIEF:
             return f"{name}: steal a random good from whom?"
         if t.kind == VIZIER:
-            return f"{name}: call it on which colour? (everyone then shows that colour)"
+            called = [COLOURS[c] for c in s.locked]
+            once = (f"; each colour once: {', '.join(called)} already called"
+                    if called and len(set(s.locked)) < len(COLOURS) else "")
+            return f"{name}: call it on which colour? (everyone then shows that colour{once})"
         return f"{where}{name}"
     return ""

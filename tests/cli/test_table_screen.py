@@ -585,3 +585,20 @@ def test_replay_of_six_players_keeps_names_readable_at_80_columns(tmp_path: Path
     text = "\n".join(lines)
     for name in model.names:
         assert name[:6] in text, name
+
+
+def test_vizier_title_says_which_colours_were_called() -> None:
+    from cli.panels import decision_title
+    from engine.tiles import VIZIER
+    from engine.view import PlayerView
+
+    session = make_session(4, 3)
+    _to_phase(session, lambda sess: sess.state.phase == Phase.TAKE)
+    s = session.state
+    s.phase = Phase.PERFORM
+    s.actor = 0
+    s.printed = False
+    s.tile = next(t for t in s.board.tileset.tiles if t.kind == VIZIER)
+    s.locked = [1, 4]
+    title = decision_title(PlayerView(s, 0, {}), session.names, True, (0,))
+    assert "each colour once: silk, spice already called" in title
