@@ -115,7 +115,11 @@ class Narrator:
             ]
         if isinstance(a, TakeTile):
             t = b.board.tileset.tiles[a.tile]
-            kept = " (kept for later)" if t.kind in (CROOK, BARTERER) else ""
+            kept = {
+                CROOK: " (kept: later it changes one goods colour on a Seller, Buyer or "
+                       "Trader its owner performs)",
+                BARTERER: " (kept: in a later city its owner may take two tiles in one turn)",
+            }.get(t.kind, "")
             return [f"{self.who(b.actor)} {self._v('take', b.actor)} the {tile_name(t)}{kept}."]
         if isinstance(a, PlayBarterer):
             return [
