@@ -31,8 +31,8 @@ TILE_RULES: dict[int, str] = {
     THIEF: "take one good at random from a player of your choice",
     VIZIER: "call a colour no Vizier called yet; everyone shows some of it at once: "
             "most +5, second +3",
-    CROOK: "kept: later change one colour on a Seller, Buyer or Trader you perform",
-    BARTERER: "kept: in a later city, take and perform two tiles in one turn",
+    CROOK: "kept for later; it changes one colour on a Seller, Buyer or Trader you perform",
+    BARTERER: "kept for later; in a later city, take and perform two tiles in one turn",
 }
 
 

@@ -1047,7 +1047,8 @@ class TableApp:
             style="class:overlay",
         )
         city_box = Frame(
-            Window(FormattedTextControl(self.city_text), style="class:overlay"),
+            Window(FormattedTextControl(self.city_text), style="class:overlay",
+                   height=lambda: 1 + sum(t.count("\n") for _, t, *_ in self.city_text())),
             title="City",
             style="class:overlay",
         )
@@ -1086,7 +1087,7 @@ class TableApp:
                 Float(ConditionalContainer(help_box, filter=Condition(
                     lambda: self.overlay == "help")), top=0, bottom=0, left=0, right=0),
                 Float(ConditionalContainer(city_box, filter=Condition(
-                    lambda: self.overlay == "city")), top=1, bottom=1, left=1, right=1),
+                    lambda: self.overlay == "city")), top=1, left=1, right=1),
                 Float(ConditionalContainer(quit_box, filter=Condition(
                     lambda: self.overlay == "quit"))),
                 Float(ConditionalContainer(abandon_box, filter=abandoning_now)),
