@@ -1,4 +1,4 @@
-"""``silkroad bench engine|crypto|net [args...]``: dispatch to the benchmark modules.
+"""``silkroad bench engine|crypto|audit|net [args...]``: dispatch to the benchmark modules.
 
 The benchmarks live in ``bench/`` (written separately); this command only forwards
 the remaining arguments, so each benchmark owns its own options and ``--help``.
@@ -16,6 +16,7 @@ import sys
 BENCHES = {
     "engine": "bench.engine_bench",
     "crypto": "bench.crypto_bench",
+    "audit": "bench.audit_bench",
     "net": "bench.net_bench",
 }
 
@@ -23,9 +24,10 @@ BENCHES = {
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "bench",
-        help="performance benchmarks (engine, crypto, net)",
+        help="performance benchmarks (engine, crypto, audit, net)",
         description="Run a benchmark; arguments after its name go to the benchmark itself.",
         epilog="Examples:\n  silkroad bench engine\n  silkroad bench crypto --json\n"
+        "  silkroad bench audit --transcript game.silkroad --workers 1,2\n"
         "  silkroad bench net --help",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -36,7 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.which is None:
-        print("silkroad bench: say which benchmark to run: engine, crypto or net\n"
+        print("silkroad bench: say which benchmark to run: engine, crypto, audit or net\n"
               "  e.g. silkroad bench engine · silkroad bench net --help", file=sys.stderr)
         return 2
     mod_name = BENCHES[args.which]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import group as g
+from . import parallel
 from .errors import MalformedInput, ProofInvalid
 
 TAG = "dleq"
@@ -58,6 +59,31 @@ def verify(
         raise ProofInvalid("DLEQ proof does not verify")
 
 
+def verify_share_known(x: g.Scalar, pub1: g.Point, base2: g.Point, pub2: g.Point,
+                       proof: object, context: Sequence[object]) -> bool:
+    """:func:`verify` of a decryption-share proof (``base1 = G``) by a verifier that knows the
+    witness ``x`` with ``x·G = pub1`` (the auditor, once every key share is published).
+
+    Exactly the same verdict as ``verify(G, pub1, base2, pub2, proof, context)`` for every
+    input, for one multiplication less: when ``pub2 = x·base2`` the commitments the verifier
+    recomputes are ``t1 = z·G − c·pub1 = (z − c·x)·G`` and ``t2 = z·base2 − c·pub2 =
+    (z − c·x)·base2``, the very points :func:`verify` computes; otherwise (a wrong share)
+    the full verification runs and fails as it would have. The caller guarantees
+    ``x·G = pub1``. Returns whether ``pub2 = x·base2`` was established (the fast path)."""
+    if not isinstance(proof, list) or len(proof) != 2:
+        raise MalformedInput("DLEQ proof must be [c, z]")
+    c = g.decode_scalar(proof[0], "DLEQ c")
+    z = g.decode_scalar(proof[1], "DLEQ z")
+    k = (z - c * x) % g.L
+    if k == 0 or g.mul(x, base2, "DLEQ base2") != pub2:
+        verify(g.G, pub1, base2, pub2, proof, context)
+        return False
+    t1, t2 = g.base_mul(k), g.mul(k, base2, "DLEQ base2")
+    if g.hash_to_scalar(TAG, [list(context), g.G, pub1, base2, pub2, t1, t2]) != c:
+        raise ProofInvalid("DLEQ proof does not verify")
+    return True
+
+
 BATCH_TAG = "dleq-batch"
 
 
@@ -81,19 +107,39 @@ def prove_batch(w: g.Scalar, pub: g.Point, bases: Sequence[g.Point], pubs: Seque
 
 
 def verify_batch(pub: g.Point, bases: Sequence[g.Point], pubs: Sequence[g.Point],
-                 proof: object, context: Sequence[object]) -> None:
+                 proof: object, context: Sequence[object], known_x: g.Scalar | None = None
+                 ) -> None:
     """Check a :func:`prove_batch` proof: return if it holds, raise :class:`ProofInvalid` if
     not. ``pubs`` need not be pre-validated: each is multiplied, and libsodium rejects
-    invalid points (:class:`~crypto.errors.InvalidPoint`)."""
+    invalid points (:class:`~crypto.errors.InvalidPoint`).
+
+    ``known_x``: a verifier that knows the witness and has established ``pub = x·G`` and
+    ``pubs[j] = x·bases[j]`` for every j (the auditor, after the per-share checks of
+    :func:`verify_share_known`) recomputes every commitment as ``(z − c·x)·base``: the same
+    points, so the same verdict, for half the multiplications."""
     if not isinstance(proof, list) or len(proof) != 2:
         raise MalformedInput("batch DLEQ proof must be [c, z]")
     if len(bases) != len(pubs):
         raise MalformedInput("batch DLEQ: as many bases as public points")
     c = g.decode_scalar(proof[0], "DLEQ c")
     z = g.decode_scalar(proof[1], "DLEQ z")
+    k = 0 if known_x is None else (z - c * known_x) % g.L
+    if k:
+        t0 = g.base_mul(k)
+        ts = parallel.map_ordered(g.mul, [(k, b, "DLEQ base") for b in bases])
+        if g.hash_to_scalar(BATCH_TAG, [list(context), pub, b"".join(bases), b"".join(pubs),
+                                        t0, b"".join(ts)]) != c:
+            raise ProofInvalid("batched DLEQ proof does not verify")
+        return
     t0 = g.sub(g.base_mul(z), g.mul(c, pub, "DLEQ pub"))
-    ts = [g.sub(g.mul(z, b, "DLEQ base"), g.mul(c, d, "DLEQ share")) for b, d in
-          zip(bases, pubs, strict=True)]
+    # 2 multiplications per statement, independent: spread over the active workers (if any)
+    ts = parallel.map_ordered(_batch_term, [(z, c, b, d) for b, d in
+                                            zip(bases, pubs, strict=True)])
     if g.hash_to_scalar(BATCH_TAG, [list(context), pub, b"".join(bases), b"".join(pubs),
                                     t0, b"".join(ts)]) != c:
         raise ProofInvalid("batched DLEQ proof does not verify")
+
+
+def _batch_term(z: g.Scalar, c: g.Scalar, base: g.Point, share: g.Point) -> g.Point:
+    """``z·base − c·share``: one statement's commitment in :func:`verify_batch`."""
+    return g.sub(g.mul(z, base, "DLEQ base"), g.mul(c, share, "DLEQ share"))

@@ -168,6 +168,25 @@ class TokenSession:
             return []
         return [s.label() for s in self.ledger.hands[self.me]]
 
+    def know_secrets(self, secrets: dict[int, int]) -> None:
+        """Observer only (the auditor): the key shares ``x_j`` the parties published at the end
+        of the game, known before the replay starts.
+
+        They change no verdict: a party's share proofs are then checked by
+        :func:`crypto.dleq.verify_share_known`, which accepts and rejects exactly what the
+        full DLEQ verification does, with one multiplication less, and only for a party
+        whose ``x_j·G`` is its public key (any other is checked the full way, and its
+        ``secret-key-mismatch`` is the auditor's to report)."""
+        if self.me is not None:
+            raise ProtocolStateError("only an observer is given the parties' secrets")
+        known: dict[int, int] = {}
+        for p, x in sorted(secrets.items()):
+            if isinstance(p, int) and 0 <= p < self.ctx.n and isinstance(x, int) \
+                    and 0 < x < g.L:
+                known[p] = x
+        self.ctx.known_secrets = known
+        self.ctx.known_checked = {}
+
     # --- op starters -----------------------------------------------------------------------
     def _start(self, name: str, args: list[Any], **kw: Any) -> list[Body]:
         if self.failed is not None:

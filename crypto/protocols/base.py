@@ -45,6 +45,11 @@ class Context:
     joint: g.Point | None = None
     lam: int = DEFAULT_LAMBDA
     label_of: dict[bytes, str] = field(default_factory=dict)
+    #: Observer only: the parties' published key shares (see TokenSession.know_secrets),
+    #: used to check their share proofs the cheaper, exactly equivalent way.
+    known_secrets: dict[int, int] = field(default_factory=dict)
+    #: whether each known share matches its party's public key (checked once, on first use)
+    known_checked: dict[int, bool] = field(default_factory=dict)
 
     def point_of(self, label: str) -> g.Point:
         """Plaintext point of a label (registering it in the decode table)."""

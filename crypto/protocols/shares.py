@@ -8,10 +8,10 @@ never compute ``x_t·A``, so no private channel is needed.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from .. import dleq
+from .. import dleq, parallel
 from .. import group as g
 from ..elgamal import Ciphertext
 from ..errors import CheatDetected, MalformedInput, ProofInvalid, ProtocolStateError
@@ -33,24 +33,80 @@ def make_shares(op: Op, points: Sequence[g.Point], purpose: str) -> list[list[An
 
 
 def check_shares(op: Op, sender: int, points: Sequence[g.Point], payload: Any,
-                 purpose: str, only: Collection[int] | None = None) -> list[g.Point]:
+                 purpose: str, only: Collection[int] | None = None,
+                 established: list[bool] | None = None) -> list[g.Point]:
     """Verify ``sender``'s shares for ``points``; returns the shares or names the sender.
 
     ``only``: indices to verify now (default all); the others are only shape-checked and
     must not be used unless verified later with :func:`verify_share` (the returned points
-    at those indices are unvalidated).
+    at those indices are unvalidated). ``established`` (a list to fill) receives, per checked
+    share, whether ``D = x·A`` was established with the sender's known key share (see
+    :func:`share_check`).
     """
     items = check_list(payload, f"{purpose} shares", len(points))
-    out = []
+    out: list[g.Point] = []
+    checks: list[tuple[Callable[..., object], tuple[Any, ...]]] = []
+    where: list[int] = []
+    shape_error: MalformedInput | None = None
     for j, (a, item) in enumerate(zip(points, items, strict=True)):
-        pair = check_list(item, "share", 2)
-        d = pair[0]
-        if not isinstance(d, bytes) or len(d) != g.POINT_BYTES:
-            raise MalformedInput(f"decryption share must be {g.POINT_BYTES} bytes")
+        try:
+            pair = check_list(item, "share", 2)
+            d = pair[0]
+            if not isinstance(d, bytes) or len(d) != g.POINT_BYTES:
+                raise MalformedInput(f"decryption share must be {g.POINT_BYTES} bytes")
+        except MalformedInput as bad:
+            shape_error = bad  # raised after the proofs of the shares before it
+            break
         if only is None or j in only:
-            verify_share(op, sender, j, a, d, pair[1], purpose)
+            checks.append(share_check(op, sender, j, a, d, pair[1], purpose))
+            where.append(j)
         out.append(d)
+    # the proofs, in share order, on the active workers if any: the first failure is the
+    # one a share-by-share loop would have raised
+    results, fail = parallel.run_all(_check, checks)
+    if established is not None:
+        established.extend(r is True for r in results)
+    if fail is not None:
+        k, err = fail
+        if isinstance(err, ProofInvalid):
+            raise CheatDetected(sender, "dleq-invalid",
+                                f"decryption share {where[k]} ({purpose}) has an invalid "
+                                "DLEQ proof") from err
+        raise err
+    if shape_error is not None:
+        raise shape_error
     return out
+
+
+def share_check(op: Op, sender: int, j: int, a: g.Point, d: g.Point, proof: Any,
+                purpose: str) -> tuple[Callable[..., object], tuple[Any, ...]]:
+    """The check of share ``j`` of ``sender``: :func:`crypto.dleq.verify` and its arguments,
+    or, when the session knows the sender's key share (an auditor, see
+    :meth:`crypto.session.TokenSession.know_secrets`), the exactly equivalent and cheaper
+    :func:`crypto.dleq.verify_share_known`."""
+    ctx_ = op.dleq_ctx(sender, purpose, j)
+    x = known_secret(op, sender)
+    if x is not None:
+        return dleq.verify_share_known, (x, op.ctx.keys[sender], a, d, proof, ctx_)
+    return dleq.verify, (g.G, op.ctx.keys[sender], a, d, proof, ctx_)
+
+
+def known_secret(op: Op, party: int) -> int | None:
+    """``party``'s key share if the session was given it and it matches the party's public
+    key (checked once per party), else None."""
+    known: dict[int, int] | None = getattr(op.ctx, "known_secrets", None)
+    if not known or party not in known or party >= len(op.ctx.keys):
+        return None
+    x = known[party]
+    checked = op.ctx.known_checked
+    if party not in checked:
+        checked[party] = g.base_mul(x) == op.ctx.keys[party]
+    return x if checked[party] else None
+
+
+def _check(fn: Callable[..., object], args: tuple[Any, ...]) -> object:
+    """Worker entry: run one check ``fn(*args)`` (both are picklable module-level names)."""
+    return fn(*args)
 
 
 def verify_share(op: Op, sender: int, j: int, a: g.Point, d: g.Point, proof: Any,
@@ -60,8 +116,9 @@ def verify_share(op: Op, sender: int, j: int, a: g.Point, d: g.Point, proof: Any
     ``d`` needs no prior validation: the DLEQ check multiplies it, and libsodium rejects
     invalid points (→ rule ``invalid-point``).
     """
+    fn, args = share_check(op, sender, j, a, d, proof, purpose)
     try:
-        dleq.verify(g.G, op.ctx.keys[sender], a, d, proof, op.dleq_ctx(sender, purpose, j))
+        fn(*args)
     except ProofInvalid as exc:
         raise CheatDetected(sender, "dleq-invalid",
                             f"decryption share {j} ({purpose}) has an invalid DLEQ proof"

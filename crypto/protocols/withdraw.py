@@ -38,7 +38,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from .. import dleq
+from .. import dleq, parallel
 from .. import group as g
 from ..errors import (
     CheatDetected,
@@ -49,7 +49,7 @@ from ..errors import (
 )
 from ..ledger import BAG
 from .base import Op, Step, StepHandlers, check_int, check_list
-from .shares import check_shares, make_shares, verify_share
+from .shares import check_shares, known_secret, make_shares, verify_share
 
 
 def _check_bytes(v: object, what: str) -> None:
@@ -141,9 +141,8 @@ class Withdraw(Op):
             parsed.append(prow)
         self._blinds[sender] = parsed
         if self.observer:
-            for r in range(len(self.requests)):
-                for i in range(self.m):
-                    self._verify_blind(sender, r, i)
+            self._verify_blinds([(sender, r, i) for r in range(len(self.requests))
+                                 for i in range(self.m)])
         for r, prow in enumerate(parsed):
             zr = self.z[r]
             for i, (a2, q2, _proof) in enumerate(prow):
@@ -152,17 +151,29 @@ class Withdraw(Op):
                 zr[i] = (g.add(za, a2), g.add(zq, q2))
 
     def _verify_blind(self, sender: int, r: int, i: int) -> None:
-        a, q = self.quot[r][i]
-        a2, q2, proof = self._blinds[sender][r][i]
-        try:
-            dleq.verify(a, a2, q, q2, proof, self.dleq_ctx(sender, "pet-blind", r, i))
-        except InvalidPoint as exc:
+        self._verify_blinds([(sender, r, i)])
+
+    def _verify_blinds(self, which: list[tuple[int, int, int]]) -> None:
+        """Check the blinding proofs ``(sender, r, i)`` in that order (spread over the active
+        workers, if any) and name the sender of the first that fails."""
+        items = []
+        for sender, r, i in which:
+            a, q = self.quot[r][i]
+            a2, q2, proof = self._blinds[sender][r][i]
+            items.append((a, a2, q, q2, proof, self.dleq_ctx(sender, "pet-blind", r, i)))
+        fail = parallel.first_failure(dleq.verify, items)
+        if fail is None:
+            return
+        k, exc = fail
+        sender, r, i = which[k]
+        if isinstance(exc, InvalidPoint):
             raise CheatDetected(sender, "invalid-point", str(exc)) from exc
-        except MalformedInput as exc:
+        if isinstance(exc, MalformedInput):
             raise CheatDetected(sender, "malformed", str(exc)) from exc
-        except ProofInvalid as exc:
+        if isinstance(exc, ProofInvalid):
             raise CheatDetected(sender, "pet-blind-invalid",
                                 f"blinding of request {r} position {i} is not proven") from exc
+        raise exc  # pragma: no cover - first_failure only reports the errors above
 
     def _blame_degenerate(self, r: int, i: int) -> CheatDetected:
         """``Z_{r,i}`` has an identity half: name the blinder that caused it.
@@ -242,20 +253,26 @@ class Withdraw(Op):
                 shares = [item[0] for item in items]
             else:
                 # parties defer the checks (see _verify_position); observers check all
+                established: list[bool] = []
                 shares = check_shares(self, sender, pts, items, f"pet-share-{r}",
-                                      None if self.observer else ())
+                                      None if self.observer else (), established)
                 if self.observer:
-                    self._verify_batch(sender, r, shares, batch)
+                    # every share known to be x·Za: the batch's cheaper exact check
+                    known = known_secret(self, sender) if all(established) else None
+                    self._verify_batch(sender, r, shares, batch, known)
             raw.append([check_list(items, "PET shares", self.m), batch])
             for i, d in enumerate(shares):
                 self.pshares[r][i].append(d)
         self._pshare_raw[sender] = raw
 
-    def _verify_batch(self, sender: int, r: int, shares: list[bytes], batch: Any) -> None:
-        """All of ``sender``'s PET shares for request r at once (2 + 2m multiplications)."""
+    def _verify_batch(self, sender: int, r: int, shares: list[bytes], batch: Any,
+                      known_x: int | None = None) -> None:
+        """All of ``sender``'s PET shares for request r at once (2 + 2m multiplications, or
+        1 + m for an auditor that knows the sender's key and has seen every share equal
+        ``x·Za``: see :func:`crypto.dleq.verify_batch`)."""
         try:
             dleq.verify_batch(self.ctx.keys[sender], [za for za, _ in self.z[r]], shares,
-                              batch, self._batch_ctx(sender, r))
+                              batch, self._batch_ctx(sender, r), known_x)
         except InvalidPoint as exc:
             raise CheatDetected(sender, "invalid-point", str(exc)) from exc
         except MalformedInput as exc:
@@ -269,9 +286,7 @@ class Withdraw(Op):
         """Check every blinding and PET share of ``Z_{r,i}`` (deferred, once)."""
         if self.observer or (r, i) in self._verified:
             return
-        for p in self.others:
-            if p != self.ctx.me:
-                self._verify_blind(p, r, i)
+        self._verify_blinds([(p, r, i) for p in self.others if p != self.ctx.me])
         za = self.z[r][i][0]
         for p in self.others:
             if p != self.ctx.me:
@@ -289,9 +304,7 @@ class Withdraw(Op):
         if self.observer:
             return
         for r in range(len(self.requests)):
-            for i in range(self.m):
-                for p in self.others:
-                    self._verify_blind(p, r, i)
+            self._verify_blinds([(p, r, i) for i in range(self.m) for p in self.others])
             for p in self.others:
                 shares = [d for d, _ in self._pshare_raw[p][r][0]]
                 self._verify_batch(p, r, shares, self._pshare_raw[p][r][1])
