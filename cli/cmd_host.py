@@ -60,7 +60,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="fill K seats with bot peers (each plays in its own process)")
     h.add_argument("--port", type=int, default=0, metavar="P", help="TCP port (default: any)")
     h.add_argument("--shuffle", choices=("audit", "verified"), default="verified",
-                   help="shuffle proofs: verified (default) or audit (checked afterwards)")
+                   help="verified (default): every shuffle proven as it happens; audit: "
+                   "faster but NOT private (a seat can learn every hand unseen) and a "
+                   "cheat shows only in 'silkroad audit' afterwards: for tables that "
+                   "trust each other")
     h.add_argument("--json", action="store_true", help="with --headless: JSON lines only")
     common_options(h)
     h.set_defaults(func=run_host)

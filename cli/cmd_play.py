@@ -74,7 +74,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="quick in-process table with a trusted dealer (no peers, no crypto)")
     p.add_argument("--shuffle", choices=("audit", "verified"), default="verified",
                    help="verified: every shuffle proven as it happens (default); audit: "
-                   "faster, shuffles checked by 'silkroad audit' after the game")
+                   "faster, shuffles checked by 'silkroad audit' after the game; not "
+                   "private (any seat could learn every hand), harmless among your own "
+                   "bots")
     p.add_argument("--transcript", metavar="PATH", default=None,
                    help="where to write the signed game transcript "
                    "(default ./games/<time>-seed<S>.silkroad)")
