@@ -210,17 +210,22 @@ class TokenSession:
         return self._start("keys", [])
 
     def deal(self, spec: list[tuple[str, int]] | list[list[Any]], per_party: int,
-             verified: bool = False, *, proof: str = PROOF_TW) -> list[Body]:
+             verified: bool = False, *, proof: str = PROOF_TW, last_proven: bool = False
+             ) -> list[Body]:
         """Deal ``per_party`` tokens to everyone from the deck ``[(label, count), …]``.
 
-        ``verified`` shuffles carry a ``proof`` (``"tw"``, default, or ``"cut-and-choose"``).
+        ``verified`` shuffles carry a ``proof`` (``"tw"``, default, or ``"cut-and-choose"``);
+        in audit mode, ``last_proven`` has the last shuffle TW-proven (see
+        :data:`crypto.shuffle.AUDIT_LAST_PROVEN`).
         """
         return self._start("deal", [[[lab, c] for lab, c in spec], per_party,
-                                    mode_arg(verified, proof)])
+                                    mode_arg(verified, proof, last_proven=last_proven)])
 
-    def reshuffle_bag(self, verified: bool = False, *, proof: str = PROOF_TW) -> list[Body]:
-        """Joint re-shuffle of the bag (``proof`` as for :meth:`deal`)."""
-        return self._start("reshuffle_bag", [mode_arg(verified, proof)])
+    def reshuffle_bag(self, verified: bool = False, *, proof: str = PROOF_TW,
+                      last_proven: bool = False) -> list[Body]:
+        """Joint re-shuffle of the bag (``proof`` and ``last_proven`` as for :meth:`deal`)."""
+        return self._start("reshuffle_bag", [mode_arg(verified, proof,
+                                                      last_proven=last_proven)])
 
     def open(self, zone: int, positions: list[int]) -> list[Body]:
         """Publicly open positions of a zone (``-1`` = bag)."""

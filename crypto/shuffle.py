@@ -56,6 +56,8 @@ PROOF_TW = "tw"
 #: Sako–Kilian cut-and-choose proof with λ rounds.
 PROOF_CC = "cut-and-choose"
 PROOF_KINDS = (PROOF_TW, PROOF_CC)
+#: Audit mode whose *last* shuffle is TW-proven: see :func:`parse_mode`.
+AUDIT_LAST_PROVEN = "audit-last-tw"
 
 
 class LambdaRefused(MalformedInput):
@@ -115,23 +117,31 @@ def check_lambda(lam: object) -> None:
 def parse_mode(v: object) -> str | None:
     """Op-argument shuffle mode → proof kind (``None`` = audit mode, no proof).
 
-    ``False`` audit mode; ``True`` or ``"tw"`` Terelius–Wikström; ``"cut-and-choose"``.
+    ``False`` audit mode; ``True`` or ``"tw"`` Terelius–Wikström; ``"cut-and-choose"``;
+    ``"audit-last-tw"`` audit mode except that the chain's last shuffle carries a TW proof
+    (see :meth:`crypto.protocols.chain.ShuffleChain.step_proof`): plain audit mode lets the
+    last shuffler output fresh encryptions of a layout it chose, and so know every hand,
+    unseen until the audit; with its shuffle proven, privacy holds against every coalition
+    that does not hold both of the last two seats, for one TW proof per chain.
     """
-    if v is False:
+    if v is False or v == AUDIT_LAST_PROVEN:
         return None
     if v is True or v == PROOF_TW:
         return PROOF_TW
     if v == PROOF_CC:
         return PROOF_CC
-    raise MalformedInput(f"shuffle mode must be False, True, {PROOF_TW!r} or {PROOF_CC!r}")
+    raise MalformedInput(f"shuffle mode must be False, True, {PROOF_TW!r}, {PROOF_CC!r} or "
+                         f"{AUDIT_LAST_PROVEN!r}")
 
 
-def mode_arg(verified: bool, proof: str = PROOF_TW) -> bool | str:
-    """Op argument for ``verified``/``proof`` (``True`` keeps meaning the default TW)."""
+def mode_arg(verified: bool, proof: str = PROOF_TW, *, last_proven: bool = False
+             ) -> bool | str:
+    """Op argument for ``verified``/``proof`` (``True`` keeps meaning the default TW);
+    ``last_proven`` asks audit mode to prove the last shuffle (:data:`AUDIT_LAST_PROVEN`)."""
     if proof not in PROOF_KINDS:
         raise MalformedInput(f"unknown shuffle proof kind {proof!r}")
     if not verified:
-        return False
+        return AUDIT_LAST_PROVEN if last_proven else False
     return True if proof == PROOF_TW else proof
 
 

@@ -38,6 +38,8 @@ class ShuffleChain(Op):
         every step are kept for the auditor."""
         self.deck = deck
         self.proof_kind = sh.parse_mode(verified)
+        #: audit mode with a TW-proven last shuffle (``"audit-last-tw"``)
+        self.last_proven = verified == sh.AUDIT_LAST_PROVEN
         if self.proof_kind == sh.PROOF_CC:
             sh.check_lambda(self.ctx.lam)  # no cut-and-choose chain under a weak λ
         self.verified = self.proof_kind is not None
@@ -56,6 +58,21 @@ class ShuffleChain(Op):
         """Fiat–Shamir context of shuffler ``k``'s proof."""
         return self.dleq_ctx(k, "shuffle", len(self.decks) - 1)
 
+    def step_proof(self, k: int) -> str | None:
+        """Proof kind of shuffler ``k``'s step: the chain's kind, except that in
+        ``"audit-last-tw"`` mode the last shuffle is TW-proven.
+
+        Why the last one: in audit mode a shuffler may output fresh encryptions of a layout
+        it chose; any honest shuffler after it re-permutes that layout unseen by it, so only
+        a cheater with no honest seat after it learns the hands. Proving the last shuffle
+        makes its output a true re-encrypted permutation of its input: a coalition must hold
+        the last seat *and* an unproven seat after every honest one — both of the last two
+        seats at least. Integrity of the other shuffles is still only checked at the audit
+        (their witnesses)."""
+        if getattr(self, "last_proven", False) and k == self.ctx.n - 1:  # older snapshots
+            return sh.PROOF_TW
+        return self.proof_kind
+
     def must_validate(self, sender: int) -> bool:
         """Whether this party validates every point of ``sender``'s output deck on receipt.
 
@@ -67,7 +84,10 @@ class ShuffleChain(Op):
         producer by auditing the transcript.
         """
         me = self.ctx.me
-        return me is None or sender == me - 1 or sender == self.ctx.n - 1
+        n = self.ctx.n
+        # a proven last shuffle is verified by everyone, and TW needs a validated input
+        return (me is None or sender == me - 1 or sender == n - 1
+                or (getattr(self, "last_proven", False) and sender == n - 2))
 
     def step_handlers(self) -> dict[str, StepHandlers]:
         """The chain's ``shuffle_k`` steps (ops with more steps add theirs)."""
@@ -78,8 +98,9 @@ class ShuffleChain(Op):
         out, w = self.shuffle_for_me(self.deck)
         self.witness = w
         proof = None
-        if self.proof_kind is not None:
-            proof = sh.prove_kind(self.proof_kind, self.deck, out, w, joint,
+        kind = self.step_proof(st.senders[0])
+        if kind is not None:
+            proof = sh.prove_kind(kind, self.deck, out, w, joint,
                                   self.proof_context(st.senders[0]), self.ctx.lam)
         return [encode_deck(out), proof]
 
@@ -93,21 +114,22 @@ class ShuffleChain(Op):
             self.deck = [(a, b) for a, b in raw]
             self.decks.append(self.deck)
             return
-        if self.proof_kind == sh.PROOF_TW or not self.must_validate(sender):
+        kind = self.step_proof(sender)
+        if kind == sh.PROOF_TW or not self.must_validate(sender):
             # TW: the proof verification validates every output point. Audit mode: an
             # intermediate deck is validated by the next shuffler only (see must_validate).
             out = parse_deck(raw, "shuffled deck", len(self.deck))
         else:
             out = decode_deck(raw, "shuffled deck", len(self.deck))
-        if self.proof_kind is not None:
+        if kind is not None:
             if proof is None:
                 raise MalformedInput("verified-mode shuffle without a proof")
             try:
-                sh.verify_kind(self.proof_kind, self.deck, out, proof, self.ctx.require_keys(),
+                sh.verify_kind(kind, self.deck, out, proof, self.ctx.require_keys(),
                                self.proof_context(sender), self.ctx.lam)
             except ProofInvalid as exc:
                 raise CheatDetected(sender, "shuffle-proof-invalid", exc.reason) from exc
         elif proof is not None:
-            raise MalformedInput("audit-mode shuffle must not carry a proof")
+            raise MalformedInput("an unproven (audit-mode) shuffle must not carry a proof")
         self.deck = out
         self.decks.append(out)
