@@ -46,6 +46,7 @@ from nacl import bindings as _nb
 from nacl import exceptions as _nexc
 
 from . import group as g
+from . import parallel
 from .elgamal import Ciphertext
 from .errors import InvalidPoint, MalformedInput, ProofInvalid
 
@@ -262,19 +263,24 @@ def _recompute(inp: Sequence[Ciphertext], out: Sequence[Ciphertext], joint: g.Po
     for x in u:
         prod_u = prod_u * x % L
     cu = [c * x % L for x in u]
-    # Σ c·u_k·C_k  (validates every C_k)
-    cu_c = _total([_mul(x, ck) for x, ck in zip(cu, comm, strict=True)])
-    # t̂_i = ŝ_i·G + s'_i·Ĉ_{i−1} − c·Ĉ_i  (validates every Ĉ_i)
-    that = []
-    prev = _H0
-    for i in range(n):
-        that.append(_sub(_add(_base(_sb(shat[i])), _mul(sp[i], prev)), _mul(c, chain[i])))
-        prev = chain[i]
-    # Σ s'_i·out_i − s4·(G, Y) − Σ c·u_k·inp_k  (validates every output point)
-    outa = _total([_mul(x, ct[0]) for x, ct in zip(sp, out, strict=True)])
-    outb = _total([_mul(x, ct[1]) for x, ct in zip(sp, out, strict=True)])
-    ina = _total([_mul(x, ct[0]) for x, ct in zip(cu, inp, strict=True)])
-    inb = _total([_mul(x, ct[1]) for x, ct in zip(cu, inp, strict=True)])
+    # The 7n variable-base multiplications are independent: computed as one batch (spread
+    # over the active workers, if any). Any invalid point makes the batch raise the same
+    # InvalidPoint, whichever multiplication meets it first, so the verdict is unchanged.
+    prevs = [_H0, *chain[:-1]]
+    jobs = [*zip(cu, comm, strict=True),                        # Σ c·u_k·C_k (validates C)
+            *zip(sp, prevs, strict=True),                       # s'_i·Ĉ_{i−1}
+            *((c, ch) for ch in chain),                         # c·Ĉ_i (validates Ĉ)
+            *((x, ct[0]) for x, ct in zip(sp, out, strict=True)),   # Σ s'_i·out_i
+            *((x, ct[1]) for x, ct in zip(sp, out, strict=True)),   # (validates out)
+            *((x, ct[0]) for x, ct in zip(cu, inp, strict=True)),   # Σ c·u_k·inp_k
+            *((x, ct[1]) for x, ct in zip(cu, inp, strict=True))]
+    prods = parallel.map_ordered(_mul, jobs)
+    part = [prods[k * n:(k + 1) * n] for k in range(7)]
+    cu_c = _total(part[0])
+    # t̂_i = ŝ_i·G + s'_i·Ĉ_{i−1} − c·Ĉ_i
+    that = [_sub(_add(_base(_sb(shat[i])), part[1][i]), part[2][i]) for i in range(n)]
+    # Σ s'_i·out_i − s4·(G, Y) − Σ c·u_k·inp_k
+    outa, outb, ina, inb = (_total(part[k]) for k in (3, 4, 5, 6))
     # Σ C_k − Σ H_i = r̄·G ;  Ĉ_N − (Π u_k)·H = r̂·G
     c_bar = _sub(_total(comm), _total(hs))
     c_hat = _sub(chain[-1], _mul(prod_u, _H0))

@@ -13,6 +13,7 @@ from test_crypto_deferred import WrongPShare, _bag_labels, _blinder
 
 from crypto import dleq, parallel
 from crypto import group as g
+from crypto import shuffle as sh
 from crypto.audit import audit
 from crypto.errors import CheatDetected, InvalidPoint, ProofInvalid
 from crypto.protocols.base import Step
@@ -247,3 +248,37 @@ def test_known_key_shares_save_multiplications(monkeypatch: pytest.MonkeyPatch) 
         counts.append(calls["n"])
     # per share 3 -> 2 multiplications, per batched share 2 -> 1
     assert counts[1] < counts[0] * 0.85, counts
+
+
+def test_tw_verification_has_the_same_verdict_with_workers() -> None:
+    from crypto import twproof
+    from crypto.elgamal import public_token
+
+    y = g.base_mul(g.random_scalar())
+    deck = [public_token(f"t{i % 5}", y) for i in range(24)]
+    out, w = sh.shuffle(deck, y)
+    proof = twproof.prove(deck, out, w.perm, w.scalars, y, ["ctx"])
+    cases: list[tuple[list[Any], Any]] = [(out, proof), (out, proof[:2] + proof[2:])]
+    swapped = list(proof)
+    swapped[0] = [proof[0][1], proof[0][0], *proof[0][2:]]
+    cases.append((out, swapped))
+    bad_out = list(out)
+    bad_out[17] = (bad_out[17][0], g.add(bad_out[17][1], ORDER8))
+    cases.append((bad_out, proof))
+    chain = list(proof)
+    chain[1] = [*proof[1][:5], g.add(proof[1][5], ORDER8), *proof[1][6:]]
+    cases.append((out, chain))
+
+    def outcome(o: list[Any], p: Any) -> str:
+        try:
+            twproof.verify(deck, o, p, y, ["ctx"])
+            return "ok"
+        except (ProofInvalid, InvalidPoint) as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    serial = [outcome(o, p) for o, p in cases]
+    with parallel.workers(2):
+        assert [outcome(o, p) for o, p in cases] == serial
+    assert serial[0] == serial[1] == "ok"
+    assert serial[2].startswith("ProofInvalid") and serial[3].startswith("InvalidPoint")
+    assert serial[4].startswith("InvalidPoint")
