@@ -140,7 +140,9 @@ def simulate(
             score_sum[seat_kinds[p]] += t
         actions += len(log)
         tiles += tiles_at_start - sum(map(len, s.layout))
-        auctions += s.visit  # every move of the caravan follows exactly one auction
+        # every move of the caravan follows exactly one auction, except the last one into
+        # the end city after the last market (docs/rules.md, "the end")
+        auctions += s.visit - 1
     seconds = time.perf_counter() - start
 
     n = max(games, 1)

@@ -337,10 +337,11 @@ def check_heads(chains: Chains, players: int) -> tuple[Violation | None, list[st
     A head ``[s, q, id]`` in seat p's ack is p's signed word that it held seat s's envelope
     q with that id.  Where the file holds another envelope there, p or s signed falsely: s
     rewrote its history (re-signed its chain from some point, or showed others another
-    version), or p lies.  The other seats' heads decide: if more of them contradict s's
-    version than support it, s is named (``rewritten-history``); if fewer, the
-    contradicting acker (``head-mismatch``); a seat whose own heads contradict each other is
-    named; a tie names no one.  A head beyond what the file holds is a fact about the file.
+    version), or p lies.  The seats' signed words decide: if more seats contradict s's
+    version than support it (s's own signature on it counts as one support), s is named
+    (``rewritten-history``); if fewer, the contradicting acker (``head-mismatch``); a seat
+    whose own heads contradict each other is named; a tie names no one.  A head beyond
+    what the file holds is a fact about the file.
     Returns the violation (if any) and the notes on what the file lacks."""
     notes: list[str] = []
     chain_of = chains.log.by_sender
@@ -376,13 +377,14 @@ def check_heads(chains: Chains, players: int) -> tuple[Violation | None, list[st
             return Violation(s, first, None, "rewritten-history",
                              f"seat {s}'s own ack names another version of its envelope "
                              f"{q0} than the one it signed in the file"), notes
-        if len(against) > len(support):
+        weight = len(support) + 1  # seat s's own signature on the file's version counts
+        if len(against) > weight:
             return Violation(s, first, None, "rewritten-history",
                              f"seats {against} signed that they received another version of "
                              f"seat {s}'s envelopes from {q0} on than the one in this file "
                              f"(supported by {support or 'no other seat'}): seat {s} signed "
                              "two histories"), notes
-        if len(support) > len(against):
+        if weight > len(against):
             return Violation(against[0], first, None, "head-mismatch",
                              f"seat {against[0]}'s ack names a version of seat {s}'s envelope "
                              f"{q0} that seats {support} and seat {s} itself contradict"), notes

@@ -62,6 +62,11 @@ class AckBook:
         self._seen: set[tuple[int, int]] = set()
         self.verdict_task: asyncio.Task[None] | None = None  # a dispute's delayed verdict
 
+    @property
+    def disputed(self) -> bool:
+        """Whether a dispute is under way (its verdict will stop the table)."""
+        return self._disputed
+
     def restart_at(self, rnd: int, chain: bytes, log_mark: int) -> None:
         """Resume: round ``rnd`` (chain value ``chain``) is where our snapshot starts."""
         self.chain_at = {rnd: chain}

@@ -76,6 +76,11 @@ from .waiting import Waiter
 
 log = logging.getLogger("p2p.table")
 
+SELF_EVIDENT = ("desync", "peer-stopped", "false-abort")
+"""Stops every peer reaches by itself (a dispute's majority, another seat's notice, an
+accusation each peer judges): no stop notice is sent for them, so that it can never
+pre-empt another peer's own verdict."""
+
 
 def _settle_heap() -> None:
     """Move everything allocated so far out of the cyclic garbage collector's reach.
@@ -449,7 +454,7 @@ class Table:
         """Tell the others why we stop, unless an accusation (an abort notice, ours or one
         we judged) already does, or the stop came from them: each of them would otherwise
         wait for us until its timeout."""
-        if self.aborts.busy or rule in ("peer-stopped", "false-abort"):
+        if self.aborts.busy or rule in SELF_EVIDENT:
             return
         try:
             self.emit(STOP_KIND, [rule[:64], detail[:1000]])
@@ -523,9 +528,10 @@ class Table:
             if not stop_body_ok(body):
                 self._violation(env, "malformed-stop", f"seat {who} signed a malformed "
                                                        "stop notice")
-            elif who != self.me and not self.ctx.replaying and not self.aborts.tasks:
-                # (while we judge an accusation, its verdict stops us: a seat's bare word
-                # must not pre-empt it)
+            elif (who != self.me and not self.ctx.replaying and not self.aborts.tasks
+                  and not self.acks.disputed):
+                # (while we judge an accusation or a dispute, its verdict stops us: a seat's
+                # bare word must not pre-empt it)
                 self.stop(None, "peer-stopped", f"seat {who} stopped the table: "
                                                 f"{body[0]}: {body[1]}")
         else:

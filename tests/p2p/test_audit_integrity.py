@@ -1,0 +1,321 @@
+"""The audit certifies only the game that was played (issue 9 §1–2).
+
+Forged files are made the way a cheating seat would make them: it holds its own signing key
+(from its game folder), so it can re-sign its own chain from any point and append whatever
+it likes; it cannot sign for anyone else.  Every test checks the seat named, or that no
+seat is named where the evidence is only the file's order or completeness.  Live cases
+(selective delivery, a cheat shown to one peer only) check the verdict of every peer and
+of every peer's stored transcript.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from table_kit import finished, play_tables, run
+
+from crypto.transcript import DOMAIN, VERSION, envelope_id
+from engine.actions import Action, Bid, PassBid, decode, encode
+from engine.rules import actors
+from p2p.game_audit import EXIT_FAIR, EXIT_UNFAIR, audit_folder, audit_game
+from p2p.local_table import LocalPeer
+from p2p.store import encode_export, read_export
+from p2p.table import Table, TableStopped
+from p2p.wire import ENV_TAG, MAX_EARLY
+
+FORGER = 1
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[LocalPeer]]:
+    """A fair, certified 3-seat game and its peers (whose keys a forger may use)."""
+    root = tmp_path_factory.mktemp("integrity")
+    peers, results = run(lambda: play_tables(root, 3, seed=5), timeout=110)
+    res = finished(results)
+    assert res[0].export is not None
+    assert audit_game(res[0].export).exit_code == EXIT_FAIR
+    return res[0].export, peers
+
+
+def _envelope(wire: bytes) -> list[Any]:
+    return list(msgpack.unpackb(msgpack.unpackb(wire)[0]))
+
+
+def _sign(key: Ed25519PrivateKey, env: list[Any]) -> bytes:
+    raw = msgpack.packb(env, use_bin_type=True)
+    return msgpack.packb([raw, key.sign(DOMAIN + raw)], use_bin_type=True)
+
+
+def _key(peers: list[LocalPeer], seat: int) -> Ed25519PrivateKey:
+    return Ed25519PrivateKey.from_private_bytes(peers[seat].identity.to_bytes())
+
+
+def _write(src: Path, dst: Path, wires: list[bytes]) -> Path:
+    g = read_export(src)
+    dst.write_bytes(encode_export(g.roster, g.params, g.game_id, g.lam, wires, g.board))
+    return dst
+
+
+def _resign_from(wires: list[bytes], key: Ed25519PrivateKey, seat: int, seq: int,
+                 change: Any) -> list[bytes]:
+    """``seat`` rewrites its own chain from ``seq`` on: ``change(env)`` edits that envelope
+    (or returns None to drop it), and every later one of its envelopes is re-signed to
+    chain to the new history; everybody else's envelopes stay byte for byte."""
+    out: list[bytes] = []
+    prev: bytes | None = None
+    next_seq = seq
+    for w in wires:
+        env = _envelope(w)
+        if env[2] != seat or env[3] < seq:
+            out.append(w)
+            if env[2] == seat:
+                prev = envelope_id(w)
+            continue
+        if env[3] == seq:
+            env = change(env)
+            if env is None:
+                continue
+        env[3], env[4] = next_seq, prev if prev is not None else bytes(32)
+        nw = _sign(key, env)
+        out.append(nw)
+        prev, next_seq = envelope_id(nw), next_seq + 1
+    return out
+
+
+def _append(wires: list[bytes], key: Ed25519PrivateKey, seat: int, kind: str,
+            body: Any) -> list[bytes]:
+    """``seat`` signs one more envelope after its last one and adds it to the file."""
+    last = [w for w in wires if _envelope(w)[2] == seat][-1]
+    env = _envelope(last)
+    game_id = env[1]
+    return [*wires, _sign(key, [VERSION, game_id, seat, env[3] + 1, envelope_id(last),
+                                kind, body])]
+
+
+def _unfair(path: Path, seat: int | None, rule: str) -> None:
+    report = audit_game(path)
+    v = report.violation
+    assert report.exit_code == EXIT_UNFAIR and v is not None, str(report)
+    assert (v.party, v.rule) == (seat, rule), str(report)
+
+
+@pytest.mark.timeout(120)
+def test_a_rewritten_bid_is_named_as_the_forgers_two_histories(
+        game: tuple[Path, list[LocalPeer]], tmp_path: Path) -> None:
+    """The forger changes one of its own past bids and re-signs its chain from there: the
+    others' signed acks name its original envelopes, so the audit names the forger instead
+    of certifying another winner."""
+    src, peers = game
+    wires = read_export(src).wires
+    bids = [w for w in wires if _envelope(w)[2] == FORGER and _envelope(w)[5] == "action"
+            and isinstance(decode(_envelope(w)[6][1]), Bid | PassBid)]
+    assert bids
+    target = _envelope(bids[len(bids) // 2])
+
+    def rebid(env: list[Any]) -> list[Any]:
+        a = decode(env[6][1])
+        env[6] = [env[6][0], encode(PassBid() if isinstance(a, Bid) else Bid(1)), *env[6][2:]]
+        return env
+
+    forged = _resign_from(wires, _key(peers, FORGER), FORGER, target[3], rebid)
+    _unfair(_write(src, tmp_path / "forged.silkroad", forged), FORGER, "rewritten-history")
+
+
+@pytest.mark.timeout(120)
+def test_acks_deleted_by_their_signer_are_a_rewritten_history(
+        game: tuple[Path, list[LocalPeer]], tmp_path: Path) -> None:
+    src, peers = game
+    wires = read_export(src).wires
+    acks = [_envelope(w)[3] for w in wires
+            if _envelope(w)[2] == FORGER and _envelope(w)[5] == "ack"]
+    forged = _resign_from(wires, _key(peers, FORGER), FORGER, acks[len(acks) // 2],
+                          lambda env: None)
+    _unfair(_write(src, tmp_path / "noacks.silkroad", forged), FORGER, "rewritten-history")
+
+
+@pytest.mark.timeout(120)
+def test_acks_zeroed_are_damage_naming_no_one(game: tuple[Path, list[LocalPeer]],
+                                              tmp_path: Path) -> None:
+    """Zeroing an ack's bytes breaks its signature: the file is damaged; nobody signed it."""
+    src, _peers = game
+    wires = read_export(src).wires
+    for i, w in enumerate(wires):
+        if _envelope(w)[2] == FORGER and _envelope(w)[5] == "ack":
+            wires[i] = w[:40] + bytes(len(w) - 40)
+    report = audit_game(_write(src, tmp_path / "zero.silkroad", wires))
+    assert report.status == "damaged" and report.violation is not None, str(report)
+    assert report.violation.party is None, str(report)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("kind", "body", "rule"), [
+    ("abort", [0, "dleq-invalid", "made up", None], "false-abort"),
+    ("junk", [1, 2, 3], "unknown-kind"),
+    ("close", None, "second-close"),
+    ("ack", None, "ack-mismatch"),
+])
+def test_what_a_seat_appends_to_its_own_chain_is_judged(
+        game: tuple[Path, list[LocalPeer]], tmp_path: Path, kind: str, body: Any,
+        rule: str) -> None:
+    """A false abort notice, a junk envelope, a second close, a lying ack: each signed by
+    the forger after its last envelope, each its own violation."""
+    src, peers = game
+    wires = read_export(src).wires
+    if kind == "close":
+        body = [10**6, bytes(32), []]
+    elif kind == "ack":
+        body = [3, bytes(32), []]
+    forged = _append(wires, _key(peers, FORGER), FORGER, kind, body)
+    _unfair(_write(src, tmp_path / f"{kind}.silkroad", forged), FORGER, rule)
+
+
+@pytest.mark.timeout(120)
+def test_a_lying_head_names_the_liar_not_the_seat_it_accuses(
+        game: tuple[Path, list[LocalPeer]], tmp_path: Path) -> None:
+    """The forger appends an ack whose heads claim one of seat 2's envelopes has another id:
+    seat 2's own signature and seat 0's close contradict it, so the liar is named."""
+    src, peers = game
+    wires = read_export(src).wires
+    close0 = next(_envelope(w) for w in wires
+                  if _envelope(w)[2] == 0 and _envelope(w)[5] == "close")
+    q = next(q for s, q, _id in close0[6][2] if s == 2)  # seat 0 signed that it held this
+    body = [1, bytes(32), [[2, q, bytes(32)]]]
+    forged = _append(wires, _key(peers, FORGER), FORGER, "ack", body)
+    report = audit_game(_write(src, tmp_path / "liar.silkroad", forged))
+    v = report.violation
+    assert report.exit_code == EXIT_UNFAIR and v is not None, str(report)
+    # outvoted (head-mismatch), or caught contradicting its own earlier close
+    assert v.party == FORGER and v.rule in ("head-mismatch", "contradictory-acks"), str(report)
+
+
+@pytest.mark.timeout(120)
+def test_a_close_without_secrets_is_named(game: tuple[Path, list[LocalPeer]],
+                                          tmp_path: Path) -> None:
+    """The forger drops its secrets and re-signs its close after them: it signed the end of
+    the game without revealing what the audit needs to check its shuffles and claims."""
+    src, peers = game
+    wires = read_export(src).wires
+    secrets = [_envelope(w)[3] for w in wires if _envelope(w)[2] == FORGER
+               and _envelope(w)[5] == "crypto" and _envelope(w)[6][1] == "secrets"]
+    assert len(secrets) == 1
+    forged = _resign_from(wires, _key(peers, FORGER), FORGER, secrets[0], lambda env: None)
+    report = audit_game(_write(src, tmp_path / "nosecrets.silkroad", forged))
+    v = report.violation
+    # the others' closes name its secrets envelope: that contradiction comes first
+    assert v is not None and v.party == FORGER, str(report)
+    assert v.rule in ("rewritten-history", "closed-without-secrets"), str(report)
+
+
+class PartialTransport:
+    """Wraps a mesh: the action envelope of one step goes to one peer only."""
+
+    def __init__(self, inner: Any, only_to: int, envelope: bytes) -> None:
+        self.inner = inner
+        self.only_to = only_to
+        self.envelope = envelope
+
+    def broadcast(self, body: bytes) -> None:
+        if body == ENV_TAG + self.envelope:
+            self.inner.send(self.only_to, body)
+        else:
+            self.inner.broadcast(body)
+
+    def send(self, seat: int, body: bytes) -> None:
+        self.inner.send(seat, body)
+
+    async def next_event(self) -> Any:
+        return await self.inner.next_event()
+
+
+@pytest.mark.timeout(120)
+def test_an_action_sent_to_one_peer_only_is_fetched_and_the_game_is_certified(
+        tmp_path: Path) -> None:
+    """Selective delivery: seat 1 sends a valid action to seat 0 only.  Seat 2 fetches it
+    from whoever has it (gap sync while waiting) and nobody is blamed."""
+    done: list[int] = []
+
+    class Selective(Table):
+        def emit(self, kind: str, body: Any) -> None:
+            if self.me == 1 and kind == "action" and not done and self.step >= 6:
+                env = self.outbox.sign(kind, body)
+                done.append(self.step)
+                inner = self.transport
+                self.transport = PartialTransport(inner, 0, env.wire)
+                self._dispatch(env)
+                self.outbox.send_own([env.wire], urgent=True)
+                self.transport = inner
+                return
+            super().emit(kind, body)
+
+    _peers, results = run(lambda: play_tables(tmp_path, 3, table_cls=Selective), timeout=110)
+    assert done
+    res = finished(results)
+    assert len({r.state_hash for r in res}) == 1
+    for r in res:
+        assert r.export is not None and audit_game(r.export).exit_code == EXIT_FAIR
+
+
+@pytest.mark.timeout(120)
+def test_a_cheat_shown_to_one_peer_only_is_judged_by_all(tmp_path: Path) -> None:
+    """Seat 1 signs an illegal move and shows it to seat 0 only.  Seat 0 stops naming seat
+    1 in an abort notice that carries the move; seat 2, which never received it, checks the
+    carried envelope itself and names seat 1 too — never the accuser."""
+    done: list[int] = []
+
+    class ShowOne(Table):
+        def emit(self, kind: str, body: Any) -> None:
+            if (self.me == 1 and kind == "action" and not done and self.step >= 6
+                    and actors(self.state) == (1,)):
+                done.append(self.step)
+                env = self.outbox.sign(kind, [body[0], encode(Bid(10**6)), body[2]])
+                self.transport.send(0, ENV_TAG + env.wire)
+                return
+            super().emit(kind, body)
+
+    peers, results = run(lambda: play_tables(tmp_path, 3, table_cls=ShowOne, abandon=20.0),
+                         timeout=110)
+    assert done
+    for seat in (0, 2):
+        r = results[seat]
+        assert r.culprit == 1 and r.rule == "illegal-action", (seat, r)
+    for seat in (0, 2):
+        report = audit_folder(peers[seat].folder)
+        v = report.violation
+        assert v is not None and v.party == 1 and v.rule == "illegal-action", str(report)
+
+
+@pytest.mark.timeout(120)
+def test_a_flood_of_early_envelopes_costs_its_sender_not_the_others(tmp_path: Path) -> None:
+    """Seat 1 sends hundreds of validly signed envelopes far ahead of its chain.  The room
+    for held envelopes is per sender: the flood never refuses another seat's message, and
+    seat 1 is named (its flood contradicts the chain it goes on signing)."""
+    done: list[int] = []
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == 1 and not done and t.step >= 6:
+            done.append(t.step)
+            s = t.signer
+            seq, prev = s.seq, s.prev
+            s.seq += 5  # leave a gap: everything after it is held (or dropped past the window)
+            for i in range(MAX_EARLY + 100):
+                t.transport.broadcast(ENV_TAG + s.sign("stop", ["r", str(i)]))
+            s.seq, s.prev = seq, prev
+
+    tables: dict[int, Table] = {}
+
+    def prepare(t: Table) -> None:
+        tables[t.me] = t
+
+    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0,
+                                              prepare=prepare), timeout=110)
+    assert done
+    for seat in (0, 2):
+        r = results[seat]
+        assert isinstance(r, TableStopped) and r.culprit == 1, (seat, r)
+        assert r.rule in ("equivocation", "bad-chain"), (seat, r)
+        assert all(f.sender in (1, None) for f in tables[seat].refusals), tables[seat].refusals
+        assert any("too far ahead" in f.reason for f in tables[seat].refusals)
