@@ -1,11 +1,11 @@
 """``silkroad audit PATH``: check a network game's transcript offline.
 
 Every signature and hash chain, every zero-knowledge proof, every token decrypted with the
-secrets the peers published at the end, and the rules engine replayed with full
-information (:func:`p2p.game_audit.audit_game`).  Exit codes are for scripts: 0 fair
-(certified), 1 unfair (the first violation is named), 2 unreadable, 3 not certified (a game
-that stopped early, or a damaged file: nobody signed anything false, but it proves no
-finished game).
+secrets the peers published at the end, every action against the rules, every ack against
+the replay, and every seat's closing acknowledgement (:func:`p2p.game_audit.audit_game`).
+Exit codes are for scripts: 0 certified, 1 unfair (the seat that signed the first false
+thing is named), 2 unreadable, 3 not certified (incomplete, damaged, or not closed by every
+seat: nobody is accused).
 """
 
 from __future__ import annotations
@@ -13,25 +13,44 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from crypto.audit import Violation
+from cli.net_report import verdict_of
+from p2p.game_audit import (
+    CERTIFIED,
+    UNFAIR,
+    UNREADABLE,
+    GameAuditReport,
+    audit_folder,
+    audit_game,
+    summary,
+)
+
+CHECKED = ("every signature and hash chain; every proof and decryption share; every token "
+           "decrypted with the secrets published at the end; every claim about hidden "
+           "goods; every action against the rules; every ack against the replay")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "audit",
         help="check a game transcript: signatures, proofs, every token, the rules",
-        description="Audit a signed game transcript (game.silkroad) written by a networked "
-        "game, or a seat's game folder (the part played of a game that was left or "
-        "stopped). Exit code 0: fair (certified); 1: unfair, the first violation is named "
-        "(who, where, which rule); 2: it cannot be read; 3: not certified (the game did not "
-        "reach its end, or the file is damaged: nobody signed anything false).",
+        description=_wrapped(
+        "Audit a signed game transcript (game.silkroad) written by a networked game, or "
+        "a seat's game folder (the part played of a game that was left or stopped). "
+        "It checks " + CHECKED + "; and whether every seat signed the final "
+        "state (certification). A seat is named only on something it signed; what the "
+        "file lacks or garbles names no one (docs/security.md says what holds and against "
+        "whom).\n\nExit codes: 0: fair (certified); 1: unfair (the seat, the envelope and "
+        "the rule are named); 2: it cannot be read; 3: not certified: incomplete (the game "
+        "did not reach its "
+        "end, or envelopes are missing), damaged (envelopes garbled, duplicated or "
+        "reordered), or a seat never acknowledged the end. Games of protocol versions "
+        "before 4 have no closing acknowledgements: at best 3."),
         epilog="Examples:\n  silkroad audit games/20250101-120000-seed7.silkroad\n"
         "  silkroad audit game.silkroad --json\n"
-        "  silkroad audit games/peers/3fa1c2d4e5f60718     (a game left mid-way)",
+        "  silkroad audit games/peers/3fa1c2d4e5f60718-9a0b1c2d     (a game left mid-way)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path", help="the transcript (game.silkroad) or a seat's game folder")
@@ -39,101 +58,61 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from cli.net_report import verdict_of
-    from p2p.game_audit import audit_folder, audit_game, summary
+def _wrapped(text: str) -> str:
+    """Paragraphs wrapped for a terminal (the raw formatter keeps the examples' lines)."""
+    return "\n\n".join(textwrap.fill(par, 88) for par in text.split("\n\n"))
 
+
+def run(args: argparse.Namespace) -> int:
     folder = Path(args.path).is_dir()
     report = audit_folder(args.path) if folder else audit_game(args.path)
     code = report.exit_code
     out = summary(report)
-    names = _folder_names(args.path) if folder else _roster_names(args.path)
-    # a game left or stopped mid-way: nobody cheated in the part played, but it is not a
-    # finished fair game either (the audit's exit code 3: not certified)
-    incomplete, waiting = _incomplete(report.violation, folder, names)
-    out["verdict"] = "incomplete" if incomplete else verdict_of(code)
+    out["verdict"] = verdict_of(code)  # fair / unfair / unreadable / not certified
     out["path"] = args.path
-    if report.violation is not None:
-        v = report.violation
+    v = report.violation
+    if v is not None:
         out["violation"] = {"party": v.party, "envelope": v.envelope, "rule": v.rule,
-                            "detail": v.detail, "name": _who(v.party, names, bare=True)}
+                            "detail": v.detail,
+                            "name": _who(v.party, report.names, bare=True)}
     if args.json:
         print(json.dumps(out))
         return code
-    if code == 2:
+    if report.status == UNREADABLE:
         what = "a seat's game folder (with meta.json and transcript.bin)" if folder else \
             "a game.silkroad transcript written by 'silkroad play' (not --local), host or join"
         print(f"silkroad audit: {report.error} — is this {what}?", file=sys.stderr)
         return code
-    if incomplete:
-        stop = report.stopped or {}
-        why = f"; the table stopped: {stop.get('detail') or stop.get('rule')}" if stop else ""
-        print(f"INCOMPLETE: {report.steps} engine steps replayed and every signature, proof "
-              f"and rule checks out so far, but the game did not reach its end{waiting}{why}.")
-        return code
-    if code == 0:
-        print(f"FAIR: {report.steps} engine steps replayed; every signature, proof and token "
-              f"checks out. Scores: {_scores(report.scores, names)}.")
-        return code
-    found = report.violation
-    if code == 3 or (found is not None and report.status != "unfair"):
-        print(str(report))  # not certified: damaged or incomplete, naming no one
-        return code
-    if found is None:
-        print("UNFAIR: the transcript is incomplete (the game did not reach the final "
-              "reveal)")
-        return code
-    where = "the end of the transcript" if found.envelope is None else \
-        f"envelope #{found.envelope}"
-    print(f"UNFAIR: {_who(found.party, names)} broke the rules at {where}: rule {found.rule}: "
-          f"{found.detail}")
+    print(verdict_text(report))
     return code
 
 
-def _scores(scores: list[int] | None, names: list[str]) -> str:
+def verdict_text(report: GameAuditReport) -> str:
+    """The verdict in a player's words: what was checked, who is named, what is missing."""
+    names = report.names
+    if report.status == CERTIFIED:
+        return (f"CERTIFIED: {report.steps} engine steps replayed. Checked: {CHECKED}; and "
+                f"every seat signed the final state. Scores: {_scores(report)}.")
+    v = report.violation
+    if report.status == UNFAIR and v is not None:
+        where = "" if v.envelope is None else f" at envelope #{v.envelope}"
+        who = _who(v.party, names)
+        return f"UNFAIR: {who} signed something false{where}: rule {v.rule}: {v.detail}"
+    notes = report.notes or ([v.detail] if v is not None else [])
+    shown = "; ".join(notes[:6]) + (f" (+{len(notes) - 6} more)" if len(notes) > 6 else "")
+    stop = report.stopped or {}
+    stopped = f" The table stopped: {stop.get('detail') or stop.get('rule')}." if stop else ""
+    return (f"NOT CERTIFIED ({report.status}): nobody signed anything false in the "
+            f"{report.steps} engine steps replayed, but {shown}.{stopped}")
+
+
+def _scores(report: GameAuditReport) -> str:
     """"Ann 26, Marco 29, …" (seat numbers when the names cannot be read)."""
-    if not scores:
+    if not report.scores:
         return "none"
+    names = report.names
     return ", ".join(f"{names[p] if p < len(names) else f'seat {p}'} {v}"
-                     for p, v in enumerate(scores))
-
-
-def _roster_names(path: str) -> list[str]:
-    """The players' names from the transcript's roster (empty if it cannot be read)."""
-    from p2p.store import StoreError, read_export
-
-    try:
-        return [e.name for e in read_export(path).roster]
-    except (StoreError, OSError, ValueError):
-        return []
-
-
-def _incomplete(v: Violation | None, folder: bool, names: list[str]) -> tuple[bool, str]:
-    """Whether the only finding is that the game stops early, and (for a folder) whom it
-    was still waiting for, as words to append.
-
-    A seat's folder ends wherever that seat left: an op still waiting for messages at the
-    *end* of the transcript (``missing-message`` with no envelope) is the game stopping
-    there, not a cheat — nobody can be blamed for messages the game never got to ask for.
-    In an exported game (the finished transcript) a missing message stays unfair."""
-    if v is None:
-        return False, ""
-    if v.rule == "incomplete":
-        return True, ""
-    if folder and v.rule == "missing-message" and v.envelope is None:
-        who = _who(v.party, names) if v.party is not None else "some seats"
-        return True, f" (it stopped while waiting for {who}: {v.detail})"
-    return False, ""
-
-
-def _folder_names(folder: str) -> list[str]:
-    """The players' names from a game folder's ``meta.json`` (empty if unreadable)."""
-    from p2p.store import GameStore, StoreError
-
-    try:
-        return [e.name for e in GameStore(folder).load_meta()[0]]
-    except (StoreError, OSError, ValueError):
-        return []
+                     for p, v in enumerate(report.scores))
 
 
 def _who(party: int | None, names: list[str], bare: bool = False) -> str | None:
