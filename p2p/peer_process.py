@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,7 +48,9 @@ class PeerProcess:
 async def spawn(seat: int, folder: Path, bot: str, seed: int, *, pace: float = 0.0,
                 abandon: float = 120.0) -> PeerProcess:
     """Start ``python -m p2p.peer FOLDER`` for a prepared folder (see the module doc)."""
-    log_file = open(folder / "peer.log", "ab")  # closed by stop() / wait_all()
+    # private like every file of a seat's folder (p2p.store); closed by stop() / wait_all()
+    log_file = os.fdopen(os.open(folder / "peer.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                                 0o600), "ab")
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "p2p.peer", str(folder), "--bot", bot, "--seed", str(seed),
         "--pace", repr(pace), "--abandon", repr(abandon), "--watch-stdin",

@@ -18,6 +18,16 @@ Layout of ``<root>/<game_id hex[:16]>/``:
 * ``bots.json`` — the bot seats this player's process ran (their folders, kinds, seeds),
   so a resumed player brings them back.
 
+Permissions: the folder is ``0700`` and every file in it ``0600`` (``secrets.bin`` holds the
+identity seed, the ElGamal key and the hand; the transcript holds what only this seat was
+sent).  Folders the program creates for the root (``games/peers``…) are ``0700`` too.
+:func:`secure_folder` checks this at the start of every game and resume and *fixes* a
+folder or file that others could read, with a warning naming it, rather than refusing:
+the common case is a folder written by an older version in the middle of a game, and
+refusing would only lock its owner out of that game while leaving the file readable.  What
+cannot be fixed (a file of another user, a symlink in place of a file) is refused with
+:class:`InsecureFolder` naming it.
+
 Secrets are msgpack (``[magic, version, identity seed, ElGamal x, snapshot]``; the snapshot
 is :mod:`p2p.table.resume`'s own versioned msgpack around
 :meth:`crypto.session.TokenSession.snapshot`): no pickle, so even a tampered folder cannot
@@ -28,7 +38,9 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
+import stat
 import struct
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -50,17 +62,99 @@ SECRETS_VERSION = 2
 MAX_RECORD = 16 * 1024 * 1024
 
 
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+log = logging.getLogger("p2p.store")
+
+
 class StoreError(Exception):
     """A game folder or export file is missing, corrupt or of another version."""
 
 
+class InsecureFolder(StoreError):
+    """A game folder or one of its files could be read by others and cannot be fixed."""
+
+
+def private_dirs(folder: str | os.PathLike[str]) -> Path:
+    """Create ``folder`` and any missing parent as ``0700`` (existing parents are the
+    user's and stay as they are): a game's secrets must not sit in a folder others list."""
+    path = Path(folder)
+    missing: list[Path] = []
+    cur = path
+    while not cur.exists():
+        missing.append(cur)
+        if cur.parent == cur:
+            break
+        cur = cur.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue  # made meanwhile by another peer of this machine
+        os.chmod(d, DIR_MODE)  # mkdir's mode is masked by the umask; this is not
+    return path
+
+
+def _private_open(path: Path, flags: int) -> int:
+    """``os.open`` creating the file ``0600``; an existing file is narrowed to ``0600``."""
+    fd = os.open(path, flags | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) != FILE_MODE:
+            os.fchmod(fd, FILE_MODE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
+    with os.fdopen(_private_open(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as fh:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def secure_folder(folder: str | os.PathLike[str]) -> list[str]:
+    """Make ``folder`` ``0700`` and every file in it ``0600``; return what was fixed.
+
+    Called when a peer starts or resumes from the folder (:class:`FolderLock`) and before
+    secrets are read or written.  A readable folder or file is fixed and a warning names
+    it (see the module docstring for why it is fixed, not refused); a file or folder of
+    another user, or a symlink where a file should be, raises :class:`InsecureFolder`
+    naming it — this process cannot make it private, and a symlink could point the
+    secrets anywhere."""
+    path = private_dirs(folder)
+    fixed: list[str] = []
+    uid = os.geteuid()
+
+    def check(p: Path, want: int, is_dir: bool) -> None:
+        st = os.lstat(p)
+        if stat.S_ISLNK(st.st_mode):
+            raise InsecureFolder(f"{p} is a symbolic link; a game folder holds its own "
+                                 "files only (remove the link)")
+        if is_dir != stat.S_ISDIR(st.st_mode):
+            return  # not ours to judge (a stray entry); never followed or read
+        if st.st_uid != uid:
+            raise InsecureFolder(f"{p} belongs to another user (uid {st.st_uid}); this "
+                                 "seat's secrets must be private to you")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o077:
+            try:
+                os.chmod(p, want)
+            except OSError as exc:
+                raise InsecureFolder(f"{p} can be read by other users (mode {mode:o}) and "
+                                     f"cannot be made private: {exc}") from None
+            fixed.append(str(p))
+            log.warning("%s could be read by other users (mode %o): made it %o", p, mode,
+                        want)
+
+    check(path, DIR_MODE, True)
+    for entry in path.iterdir():
+        if entry.is_symlink() or entry.is_file():
+            check(entry, FILE_MODE, False)
+    return fixed
 
 
 def game_folder(root: str | os.PathLike[str], game_id: bytes,
@@ -99,8 +193,8 @@ class FolderLock:
         """Take the lock or raise :class:`FolderInUse` naming the folder (never blocks)."""
         if self._fd is not None:
             return self
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        secure_folder(self.folder)  # before anything is read or written (may raise)
+        fd = _private_open(self.path, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -175,7 +269,7 @@ class GameStore:
         ``board`` is the agreed board spec (``"default"`` or the board file's JSON text):
         kept here so a resumed peer and :func:`p2p.game_audit.audit_folder` rebuild the same
         engine config without the lobby."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        secure_folder(self.folder)
         meta = {
             "game_id": game_id.hex(),
             "seat": seat,
@@ -231,8 +325,9 @@ class GameStore:
         envelope).
         """
         if self._fh is None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.transcript_path, "ab")
+            private_dirs(self.folder)
+            self._fh = os.fdopen(_private_open(self.transcript_path,
+                                               os.O_WRONLY | os.O_APPEND), "ab")
         self._fh.write(_LEN.pack(len(wire)) + wire)
         self._fh.flush()
         self._dirty = True
@@ -280,13 +375,17 @@ class GameStore:
 
     # --- secrets ------------------------------------------------------------------------
     def save_secrets(self, secrets: Secrets) -> None:
-        """Atomically replace ``secrets.bin``."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        """Atomically replace ``secrets.bin`` (``0600`` in a ``0700`` folder)."""
+        secure_folder(self.folder)
         _atomic_write(self.secrets_path, msgpack.packb(
             [SECRETS_MAGIC, SECRETS_VERSION, secrets.identity_seed,
              secrets.elgamal_x.to_bytes(32, "big"), secrets.snapshot], use_bin_type=True))
 
     def load_secrets(self) -> Secrets:
+        """Read ``secrets.bin``, after making sure nobody else can (:func:`secure_folder`:
+        a readable one is fixed, one of another user or a symlink refused)."""
+        if self.folder.exists():
+            secure_folder(self.folder)
         try:
             obj = msgpack.unpackb(self.secrets_path.read_bytes(), raw=False)
         except Exception as exc:  # OSError or any msgpack error: unreadable
@@ -306,7 +405,7 @@ class GameStore:
                       envelopes: int) -> None:
         """Record why our table stopped (``stopped.json``): the transcript alone cannot say
         that a player abandoned or whom a timeout named."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.folder)
         _atomic_write(self.stopped_path, json.dumps(
             {"culprit": culprit, "rule": rule, "detail": detail, "step": step,
              "envelopes": envelopes}, indent=1).encode())
@@ -322,7 +421,7 @@ class GameStore:
     # --- our bot seats ------------------------------------------------------------------
     def save_bot_seats(self, bots: list[BotSeat]) -> None:
         """Record the bot seats we run, so resuming this seat brings them back."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.folder)
         rows = [{**asdict(b), "abandon": repr(b.abandon)} for b in bots]
         _atomic_write(self.bots_path, json.dumps(rows, indent=1).encode())
 
