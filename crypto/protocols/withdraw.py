@@ -52,6 +52,14 @@ from .base import Op, Step, StepHandlers, check_int, check_list
 from .shares import check_shares, known_secret, make_shares, verify_share
 
 
+def _verify_and_add(a: bytes, a2: bytes, q: bytes, q2: bytes, proof: object,
+                    context: list[object], za: bytes, zq: bytes) -> tuple[bytes, bytes]:
+    """An observer's step for one blinded pair: its proof, then ``Z + (A', Q')`` (both points
+    are valid once the proof holds, so the additions cannot fail)."""
+    dleq.verify(a, a2, q, q2, proof, context)
+    return g.add(za, a2), g.add(zq, q2)
+
+
 def _check_bytes(v: object, what: str) -> None:
     if not isinstance(v, bytes) or len(v) != g.POINT_BYTES:
         raise MalformedInput(f"{what} must be {g.POINT_BYTES} bytes")
@@ -141,8 +149,12 @@ class Withdraw(Op):
             parsed.append(prow)
         self._blinds[sender] = parsed
         if self.observer:
-            self._verify_blinds([(sender, r, i) for r in range(len(self.requests))
-                                 for i in range(self.m)])
+            # every proof checked and, once all hold, every sum taken in the same batch
+            which = [(sender, r, i) for r in range(len(self.requests)) for i in range(self.m)]
+            sums = self._verify_blinds(which, with_sums=True)
+            for (_p, r, i), zri in zip(which, sums, strict=True):
+                self.z[r][i] = zri
+            return
         for r, prow in enumerate(parsed):
             zr = self.z[r]
             for i, (a2, q2, _proof) in enumerate(prow):
@@ -153,17 +165,24 @@ class Withdraw(Op):
     def _verify_blind(self, sender: int, r: int, i: int) -> None:
         self._verify_blinds([(sender, r, i)])
 
-    def _verify_blinds(self, which: list[tuple[int, int, int]]) -> None:
+    def _verify_blinds(self, which: list[tuple[int, int, int]], with_sums: bool = False
+                       ) -> list[tuple[bytes, bytes]]:
         """Check the blinding proofs ``(sender, r, i)`` in that order (spread over the active
-        workers, if any) and name the sender of the first that fails."""
-        items = []
+        workers, if any) and name the sender of the first that fails. ``with_sums``: also
+        return each ``Z_{r,i}`` plus its blinded pair (an observer's whole ``on_blind`` in
+        one batch; the additions come after the proof, as a serial loop would do them)."""
+        items: list[tuple[Any, ...]] = []
         for sender, r, i in which:
             a, q = self.quot[r][i]
             a2, q2, proof = self._blinds[sender][r][i]
-            items.append((a, a2, q, q2, proof, self.dleq_ctx(sender, "pet-blind", r, i)))
-        fail = parallel.first_failure(dleq.verify, items)
+            item: tuple[Any, ...] = (a, a2, q, q2, proof,
+                                     self.dleq_ctx(sender, "pet-blind", r, i))
+            items.append((*item, *self.z[r][i]) if with_sums else item)
+        fn: Any = _verify_and_add if with_sums else dleq.verify
+        sums: list[tuple[bytes, bytes]]
+        sums, fail = parallel.run_all(fn, items)
         if fail is None:
-            return
+            return sums if with_sums else []
         k, exc = fail
         sender, r, i = which[k]
         if isinstance(exc, InvalidPoint):
