@@ -47,6 +47,7 @@ from engine.state import GameState, Phase, make_config
 from engine.view import PlayerView
 from p2p.front_door import play_local
 from p2p.handle import TableHandle
+from p2p.sanitize import clean
 from p2p.table import HumanDecider, TableStopped
 
 POLL = 0.12
@@ -367,11 +368,14 @@ class NetSession:
         except asyncio.CancelledError:
             raise
         except TableStopped as exc:
-            self.stopped = exc
+            # the rule and detail may be another seat's words (its abort notice): shown
+            # and reported only cleaned (p2p.sanitize)
+            self.stopped = TableStopped(exc.culprit, clean(exc.rule, 64), clean(exc.detail))
             self._set_status(None)
+            exc = self.stopped
             self._emit(SessionError(self.describe_stop(exc), fatal=True))
         except Exception as exc:  # the network or a peer failed: say so, never a traceback
-            self.error = f"the game stopped: {exc}" if str(exc) else \
+            self.error = f"the game stopped: {clean(str(exc))}" if str(exc) else \
                 f"the game stopped: {type(exc).__name__}"
             self._set_status(None)
             self._emit(SessionError(self.error, fatal=True))

@@ -36,6 +36,7 @@ from zeroconf import InterfaceChoice, IPVersion, ServiceStateChange, Zeroconf, g
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 from .handshake import PROTOCOL_VERSION
+from .sanitize import clean
 
 log = logging.getLogger("p2p.discovery")
 
@@ -46,6 +47,8 @@ PHASES = ("lobby", "playing")
 MAX_TABLES = 256
 """Tables a browser keeps at most (the LAN, not this program, decides how many exist)."""
 MAX_EVENTS = 256
+MAX_INSTANCE = 255
+"""Longest instance name shown (a DNS name is at most 255 bytes anyway)."""
 """Unread browser events kept at most; :attr:`TableBrowser.tables` stays the truth."""
 
 
@@ -84,7 +87,10 @@ class TableAd:
 
     @classmethod
     def from_properties(cls, props: dict[bytes, bytes | None]) -> TableAd:
-        """Parse a received TXT record; raises ``ValueError`` naming the bad field."""
+        """Parse a received TXT record; raises ``ValueError`` naming the bad field.
+
+        Free-text fields (name, variant) are cleaned (:func:`p2p.sanitize.clean`): the
+        LAN chooses them, and they are printed by ``silkroad tables`` and the lobby."""
 
         def text(key: str) -> str:
             raw = props.get(key.encode())
@@ -95,13 +101,13 @@ class TableAd:
         version = int(text("v"))
         taken, _, total = text("seats").partition("/")
         ad = cls(
-            name=text("name")[:MAX_NAME],
+            name=clean(text("name"), MAX_NAME) or "?",
             seats_taken=int(taken),
             seats_total=int(total),
             fingerprint=text("fp"),
             phase=text("phase"),
             code_required=text("code") == "1",
-            variant=text("var")[:16],
+            variant=clean(text("var"), 16),
             version=version,
         )
         if ad.phase not in PHASES:
@@ -303,39 +309,42 @@ class TableBrowser:
         state_change: ServiceStateChange,
     ) -> None:
         # zeroconf calls handlers synchronously inside the loop: never await here.
+        # The instance name is the sender's choice: it is cleaned before it is kept,
+        # logged or shown (p2p.sanitize); the raw one is only used to ask zeroconf.
+        shown = clean(name, MAX_INSTANCE)
         if state_change is ServiceStateChange.Removed:
-            if self.tables.pop(name, None) is not None:
-                self._event(TableEvent("removed", name))
+            if self.tables.pop(shown, None) is not None:
+                self._event(TableEvent("removed", shown))
             return
-        task = asyncio.get_running_loop().create_task(self._resolve(zeroconf, name))
+        task = asyncio.get_running_loop().create_task(self._resolve(zeroconf, name, shown))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
-    async def _resolve(self, zc: Zeroconf, name: str) -> None:
+    async def _resolve(self, zc: Zeroconf, name: str, shown: str) -> None:
         info = AsyncServiceInfo(SERVICE_TYPE, name)
         if not await info.async_request(zc, self._timeout_ms):
-            log.info("could not resolve %s", name)
+            log.info("could not resolve %s", shown)
             return
         try:
             ad = TableAd.from_properties(info.properties)
         except (ValueError, UnicodeDecodeError) as exc:
-            log.info("ignoring %s: bad TXT record (%s)", name, exc)
+            log.info("ignoring %s: bad TXT record (%s)", shown, clean(str(exc)))
             return
         if self._match is not None and not self._match(ad):
             return
         addresses = tuple(a for a in info.parsed_addresses() if ":" not in a)
         if not addresses or info.port is None:
-            log.info("ignoring %s: no IPv4 address or port", name)
+            log.info("ignoring %s: no IPv4 address or port", shown)
             return
-        table = TableInfo(name, ad, addresses[0], info.port, addresses)
-        old = self.tables.get(name)
+        table = TableInfo(shown, ad, addresses[0], info.port, addresses)
+        old = self.tables.get(shown)
         if old == table:
             return
         if old is None and len(self.tables) >= MAX_TABLES:
-            log.info("ignoring %s: already %d tables in view", name, MAX_TABLES)
+            log.info("ignoring %s: already %d tables in view", shown, MAX_TABLES)
             return
-        self.tables[name] = table
-        self._event(TableEvent("updated" if old else "added", name, table))
+        self.tables[shown] = table
+        self._event(TableEvent("updated" if old else "added", shown, table))
 
     def _event(self, event: TableEvent) -> None:
         """Queue an event; when nobody reads, the oldest goes (``tables`` keeps the state)."""

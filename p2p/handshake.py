@@ -52,6 +52,7 @@ from .errors import FramingError, HandshakeError
 from .framing import HANDSHAKE_LIMITS, frame, pack, read_frame, unpack
 from .identity import KEY_LEN, SIG_LEN, Identity, fingerprint, is_signing_key, verify
 from .join_pake import ACCEPTOR, DIALER, CodeExchange, proof, proof_ok
+from .sanitize import clean
 
 PROTOCOL_VERSION = 4
 """4: every seat signs a closing acknowledgement after the secrets (a game is certified
@@ -177,9 +178,10 @@ def _shape(msg: Any, name: str, arity: int) -> list[Any]:
     if not isinstance(msg, list) or not msg or not isinstance(msg[0], str):
         raise HandshakeError(f"expected a {name!r} message, got a non-message")
     if msg[0] == "refuse" and len(msg) == 2 and isinstance(msg[1], str):
-        raise HandshakeError(f"refused by peer: {msg[1][:200]}", refused_by_remote=True)
+        # the remote's words: cleaned before they reach a screen or a log (p2p.sanitize)
+        raise HandshakeError(f"refused by peer: {clean(msg[1])}", refused_by_remote=True)
     if msg[0] != name:
-        raise HandshakeError(f"expected a {name!r} message, got {msg[0][:32]!r}")
+        raise HandshakeError(f"expected a {name!r} message, got {clean(msg[0], 32)!r}")
     if len(msg) != arity:
         raise HandshakeError(f"{name!r} message has {len(msg)} fields, expected {arity}")
     return msg

@@ -58,19 +58,24 @@ from .game import (
 from .handshake import AcceptPolicy, join_key
 from .identity import fingerprint
 from .mesh import RosterEntry
+from .sanitize import clean, is_clean
 
 log = logging.getLogger("p2p.lobby")
 LOBBY = b"lobby"
 MAX_NAME = 32
+MAX_ROSTER_NAME = 64
+"""Longest name a roster entry may carry (:meth:`p2p.mesh.RosterEntry.from_wire`)."""
 MAX_INBOX = 8
 """Unread lobby messages kept per joiner: the protocol needs three, more is a flood."""
 
 
 def _clean_name(name: Any) -> str:
+    """A joiner's name as the table will show and hash it: cleaned
+    (:func:`p2p.sanitize.clean`), so no seat's screen or log ever prints an escape
+    sequence a player typed or a peer sent."""
     if not isinstance(name, str):
         raise ProtocolError("player name must be a string")
-    text = " ".join(name.split())[:MAX_NAME]
-    return text or "player"
+    return clean(name, MAX_NAME) or "player"
 
 
 @dataclass
@@ -368,9 +373,10 @@ class Table:
     async def _expect_reveal(self, seat: _Seat, index: int) -> bytes:
         msg = await self._next(seat)
         if isinstance(msg, list) and len(msg) == 2 and msg[0] == "refuse":
-            raise LobbyError(f"seat {index} ({seat.name}) refused the game: {str(msg[1])[:200]}")
+            raise LobbyError(f"seat {index} ({seat.name}) refused the game: {clean(msg[1])}")
         if not (isinstance(msg, list) and len(msg) == 2 and msg[0] == "reveal"):
-            raise LobbyError(f"seat {index} ({seat.name}) sent {str(msg)[:40]} instead of a reveal")
+            raise LobbyError(f"seat {index} ({seat.name}) sent {clean(str(msg), 40)} instead "
+                             "of a reveal")
         nonce = msg[1]
         if not isinstance(nonce, bytes) or commitment(nonce, seat.key) != seat.commitment:
             raise LobbyError(
@@ -444,7 +450,7 @@ async def join_discovered(listener: Listener, table: TableInfo, **kwargs: Any) -
 
 def _expect(msg: Any, tag: str, arity: int) -> list[Any]:
     if isinstance(msg, list) and msg and msg[0] in ("refuse", "cancel") and len(msg) == 2:
-        raise LobbyError(f"the host said: {str(msg[1])[:200]}")
+        raise LobbyError(f"the host said: {clean(msg[1])}")
     if not isinstance(msg, list) or len(msg) != arity or msg[0] != tag:
         raise ProtocolError(f"expected {tag!r} from the host")
     return msg
@@ -473,8 +479,8 @@ async def _joined(
             if isinstance(msg, list) and msg and msg[0] == "lobby" and len(msg) == 3:
                 if on_lobby is not None and isinstance(msg[1], list):
                     seats = [
-                        (str(s[0]), str(s[1]))
-                        for s in msg[1]
+                        (clean(s[0], MAX_NAME), clean(s[1], 8))
+                        for s in msg[1][:MAX_PLAYERS]
                         if isinstance(s, list) and len(s) == 2
                     ]
                     on_lobby(seats, msg[2] if isinstance(msg[2], int) else 0)
@@ -496,6 +502,13 @@ async def _joined(
         raise LobbyError("roster contains a key twice")
     if roster[0].key != conn.remote_key:
         raise LobbyError("the host is not seat 0 of its own roster")
+    for e in roster:
+        # names are hashed into the game id, so they cannot be cleaned here without
+        # splitting the table; an honest host cleaned them when seating (_clean_name)
+        if not is_clean(e.name, MAX_ROSTER_NAME):
+            raise LobbyError(f"the host's roster gives seat {e.seat} the name "
+                             f"{clean(e.name, MAX_NAME)!r}, which holds control characters or "
+                             "escape sequences")
     seat = next((e.seat for e in roster if e.key == me), None)
     if seat is None:
         raise LobbyError("we are not in the roster")

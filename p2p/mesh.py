@@ -40,6 +40,7 @@ from .connection import Connection, Listener, dial
 from .errors import HandshakeError, P2PError, ProtocolError
 from .handshake import AcceptPolicy
 from .identity import KEY_LEN, fingerprint, is_signing_key
+from .sanitize import clean
 
 log = logging.getLogger("p2p.mesh")
 
@@ -482,9 +483,9 @@ class Mesh:
                 self._transmit(link, ["d", seq, body])
         elif tag == "bye":
             why = msg[1] if len(msg) == 2 and isinstance(msg[1], str) else "no reason"
-            raise _Bye(why[:200])
+            raise _Bye(clean(why))  # the remote's words, shown in PeerDown and logs
         else:
-            raise ProtocolError(f"unknown mesh message {tag[:32]!r}")
+            raise ProtocolError(f"unknown mesh message {clean(tag, 32)!r}")
 
     def _acked(self, link: _Link, ack: int) -> None:
         if ack > link.out_seq:
