@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -102,8 +103,21 @@ def needs_terminal(args: argparse.Namespace, prog: str) -> int | None:
                 "play this seat", EXIT_USAGE)
 
 
+NOT_A_TABLE = re.compile(r"(?:could not join (?P<addr>\S+): )?bad handshake frame from \S+: "
+                         r"|expected a 'hello-ack' message, got a non-message")
+"""What the dialer says when the address answered with something that is not our
+handshake (an HTTP server answers "HTTP/1.1 …", read as a frame of 1213486160 bytes)."""
+
+
 def explain(reason: str, args: argparse.Namespace) -> str:
-    """A refusal, with what to do about a join code."""
+    """A refusal in the player's terms: what to do about a join code, or that the address
+    answered but is not a silkroad table (instead of the framing error's numbers)."""
+    bad = NOT_A_TABLE.search(reason)
+    if bad is not None:
+        addr = bad.group("addr")
+        where = f" ({addr})" if addr else ""
+        return (f"that address{where} is not a silkroad table: it answered with something "
+                "else (check the host and port the host printed)")
     if "join code" in reason:
         hint = "ask the host for the code and pass --code CODE" if not args.code else \
             "check the code with the host (spaces, - and case do not matter)"

@@ -115,11 +115,13 @@ def test_audit_exit_codes(net_game: tuple[NetSession, TableApp, list[str], Path]
     assert at > 0
     data[at + len(last) - 5] ^= 1  # one bit of the last envelope's signature
     bad.write_bytes(bytes(data))
-    assert main(["audit", str(bad)]) == 1
+    # a damaged file proves no finished game but names no one (issue 9): exit 3, "not
+    # certified"; 1 is kept for a seat named on evidence it signed
+    assert main(["audit", str(bad)]) == 3
     out = capsys.readouterr().out
-    assert out.startswith("UNFAIR:") and "signature" in out
+    assert out.startswith("NOT CERTIFIED") and "signature" in out
     # a forged signature names nobody (anyone can forge); a culprit is named as a player
-    assert "an unidentified party" in out and "party 2" not in out
+    assert "party 2" not in out and "Leyla" not in out and "seat 2 broke" not in out
     from cli.cmd_audit import _who
 
     assert _who(2, NAMES) == "Leyla (seat 2)" and _who(None, NAMES) == "an unidentified party"
@@ -129,6 +131,12 @@ def test_audit_exit_codes(net_game: tuple[NetSession, TableApp, list[str], Path]
     assert "cannot read" in capsys.readouterr().err
     assert main(["audit", str(tmp_path / "missing.silkroad"), "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["verdict"] == "unreadable"
+    # the help states every exit code a script can get
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    helptext = " ".join(capsys.readouterr().out.split())
+    for stated in ("0: fair", "1: unfair", "2: it cannot be read", "3: not certified"):
+        assert stated in helptext, (stated, helptext)
 
 
 @pytest.fixture(scope="module")
