@@ -35,7 +35,7 @@ from cli.net_report import finish_report
 from cli.net_session import NetSession, RunOutcome, quiet_network_logs
 from p2p.errors import LobbyError
 from p2p.front_door import HostedTable, headless_agent
-from p2p.game import GameSetup
+from p2p.game import MONEY_MODES, GameSetup
 from p2p.handle import TableHandle
 from p2p.table import HumanDecider
 
@@ -64,6 +64,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "faster but NOT private (a seat can learn every hand unseen) and a "
                    "cheat shows only in 'silkroad audit' afterwards: for tables that "
                    "trust each other")
+    h.add_argument("--money", choices=MONEY_MODES, default="open",
+                   help="open (default): everyone's money shows; hidden: others' money is "
+                   "behind their screens (shows as $?, the log still says who paid what). "
+                   "Agreed by every seat, like the variant")
     h.add_argument("--json", action="store_true", help="with --headless: JSON lines only")
     common_options(h)
     h.set_defaults(func=run_host)
@@ -119,7 +123,7 @@ async def _host(args: argparse.Namespace, me_name: str,
     hosted = HostedTable(name=args.table, seats=args.seats, player=me_name,
                          root=Path(args.folder), code=args.code, shuffle=args.shuffle,
                          interface=args.interface, port=args.port, bots=args.bots,
-                         bot_kind=kind, bot_names=BOT_NAMES)
+                         bot_kind=kind, bot_names=BOT_NAMES, money=args.money)
     try:
         await hosted.open()
         say(args, event="open", table=args.table, port=hosted.port, host=hosted.dial,
@@ -146,7 +150,7 @@ async def _host(args: argparse.Namespace, me_name: str,
                 return None, "quit"
             setup = chosen
         say(args, event="seated", seat=0, words=list(setup.words),
-            players=[e.name for e in setup.roster])
+            players=[e.name for e in setup.roster], money=setup.params.money)
         agent = headless_agent(kind, 1) if args.headless else None
         bot_seats = {1 + i: kind for i in range(args.bots)}
         if args.headless:
@@ -159,7 +163,7 @@ async def _host(args: argparse.Namespace, me_name: str,
 
         session = NetSession(seats_from(setup.roster, 0, bot_seats), 0,
                              with_agent(runner) if args.headless else runner,
-                             words=setup.words)
+                             words=setup.words, hidden_money=setup.params.hidden_money)
         made.append(session)
         return session, await play_session(session, args)
     finally:

@@ -138,7 +138,7 @@ async def _join(args: argparse.Namespace,
                 return None, "quit", ""
             setup, label = got
         say(args, event="seated", seat=setup.my_seat, words=list(setup.words),
-            players=[e.name for e in setup.roster])
+            players=[e.name for e in setup.roster], money=setup.params.money)
         me = setup.my_seat
 
         async def runner(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
@@ -149,7 +149,7 @@ async def _join(args: argparse.Namespace,
         session = NetSession(seats_from(setup.roster, me, {me: kind} if args.headless
                                         else None), me,
                              with_agent(runner) if args.headless else runner,
-                             words=setup.words)
+                             words=setup.words, hidden_money=setup.params.hidden_money)
         made.append(session)
         return session, await play_session(session, args), label
     finally:
@@ -174,7 +174,8 @@ async def _resume(args: argparse.Namespace, agent: Agent | None,
     bots = {b.seat: b.kind for b in record.bots}
     seats = [SeatInfo(e.name, mine if e.seat == record.seat else bots.get(e.seat, "peer"))
              for e in record.roster]
-    session = NetSession(seats, record.seat, with_agent(runner) if args.headless else runner)
+    session = NetSession(seats, record.seat, with_agent(runner) if args.headless else runner,
+                         hidden_money=record.params.hidden_money)
     made.append(session)
     return session, await play_session(session, args), Path(args.resume).name
 

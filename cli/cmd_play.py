@@ -27,6 +27,7 @@ from engine.errors import DataError
 from engine.game import score_table, winners
 from engine.state import make_config
 from p2p.game import MONEY_MODES
+from p2p.store import private_dirs
 
 BOT_NAMES = ("Marco", "Leyla", "Zhang", "Omar", "Roxana")
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -247,7 +248,7 @@ def run_networked(args: argparse.Namespace, kind: str, seed: int, players: int) 
     target = Path(args.transcript or args.save or default_save_path(seed))
     root = target.parent / "peers"
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        private_dirs(root)  # 0700: the seats' secrets go in here (p2p.store)
     except OSError as exc:
         return _fail(f"cannot create {root}: {exc.strerror or exc}")
     if me is None or args.headless:
@@ -260,14 +261,16 @@ def run_networked(args: argparse.Namespace, kind: str, seed: int, players: int) 
         session = NetSession(seats, me, local_runner(names, kind, seed, args.shuffle, root,
                                                      delay=args.delay, variant=args.variant,
                                                      board=args.board,
-                                                     one_process=args.one_process))
+                                                     one_process=args.one_process,
+                                                     money=args.money),
+                             hidden_money=args.money == "hidden")
         try:
             if me is None:
                 await session.play_to_end()
                 return session, "over"
             from cli.table_app import run_table
 
-            return session, await run_table(session, hidden_money=args.money == "hidden")
+            return session, await run_table(session)  # session.hidden_money says it
         finally:
             await session.close()
 

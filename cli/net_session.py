@@ -105,8 +105,12 @@ class NetSession:
         runner: Runner,
         *,
         words: Sequence[str] | None = None,
+        hidden_money: bool = False,
     ) -> None:
         self.seats = list(seats)
+        #: the table agreed to keep others' money behind their screens (``--money
+        #: hidden``, in the game's params): the table screen shows it as "$?"
+        self.hidden_money = hidden_money
         self.seat = seat
         self.runner = runner
         self._words = tuple(words) if words else None
@@ -407,7 +411,7 @@ class NetSession:
 def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: str,
                  root: str | Path, lam: int = 40, delay: float = 0.0,
                  variant: str | None = None, board: str | None = None,
-                 one_process: bool = False) -> Runner:
+                 one_process: bool = False, money: str = "open") -> Runner:
     """``silkroad play``: every seat a real peer on 127.0.0.1 (:func:`p2p.front_door.play_local`).
 
     Seat 0 is the human when the session has a seat (its table asks the session), the other
@@ -416,13 +420,13 @@ def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: s
     identity, listener, keys and game folder under ``root`` and they only talk over TCP,
     exactly as on a LAN.  With a human at the table the bots pause ``delay`` s before each
     move so the human can follow the log.  ``variant`` ("reverse") and ``board`` (a board
-    file) are agreed by every peer.
+    file) are agreed by every peer, and so is ``money`` ("open"/"hidden").
     """
     async def run(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
         res = await play_local(names, bot_kind, seed, shuffle_mode, root, handle, human,
                                lam=lam, variant=variant, board=board,
                                pace=delay if human is not None else 0.0,
-                               bot_processes=not one_process)
+                               bot_processes=not one_process, money=money)
         return RunOutcome(res.transcript, res.wall_time)
 
     return run

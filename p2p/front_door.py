@@ -125,8 +125,11 @@ class HostedTable:
     def __init__(self, *, name: str, seats: int, player: str, root: str | Path,
                  code: str | None = None, shuffle: str = "verified",
                  interface: str | None = None, port: int = 0, bots: int = 0,
-                 bot_kind: str = "heuristic", bot_names: Sequence[str] = ()) -> None:
+                 bot_kind: str = "heuristic", bot_names: Sequence[str] = (),
+                 money: str = "open") -> None:
         self.name = name
+        #: ``open`` or ``hidden`` (others' money behind their screens), agreed by all seats
+        self.money = money
         self.seats_total = seats
         self.player = player
         self.root = Path(root)
@@ -171,7 +174,8 @@ class HostedTable:
         self._lobby = LobbyTable(self._listener, name=self.name, seats=self.seats_total,
                                  host_name=self.player, shuffle_mode=self.shuffle,
                                  join_code=self.code, discovery=self._discovery,
-                                 advertise_addresses=_interfaces(self.interface))
+                                 advertise_addresses=_interfaces(self.interface),
+                                 money=self.money)
         await self._lobby.open()
         addrs = self._discovery.local_addresses()
         self.dial = self.interface or (addrs[0] if addrs else "127.0.0.1")
@@ -370,14 +374,15 @@ async def play_local(names: Sequence[str], bot_kind: str, seed: int, shuffle_mod
                      root: str | Path, handle: TableHandle,
                      human: HumanDecider | None = None, *, lam: int = 40, pace: float = 0.0,
                      variant: str | None = None, board: str | None = None,
-                     bot_processes: bool = True) -> LocalGameResult:
+                     bot_processes: bool = True, money: str = "open") -> LocalGameResult:
     """``silkroad play``: seat 0 is ``human`` (or a ``bot_kind`` bot), the others are bot
     peers, each in its own process unless ``bot_processes`` is false; every peer has its
-    own keys, listener and folder under ``root`` and they only talk over TCP."""
+    own keys, listener and folder under ``root`` and they only talk over TCP.  ``money``
+    (``open``/``hidden``) is agreed by every peer like the variant (in the params)."""
     return await run_local_game(len(names), bot_kind, seed, shuffle_mode, root, human,
                                 lam=lam, audit=False, names=list(names), variant=variant,
                                 board=board, pace=pace, bot_processes=bot_processes,
-                                handle=handle)
+                                handle=handle, money=money)
 
 
 def headless_agent(kind: str, seed: int) -> Agent:

@@ -42,6 +42,7 @@ from .errors import LobbyError, P2PError, ProtocolError
 from .game import (
     MAX_PLAYERS,
     MIN_PLAYERS,
+    MONEY_MODES,
     NONCE_LEN,
     SHUFFLE_MODES,
     BoardMismatch,
@@ -108,13 +109,19 @@ class Table:
         advertise_addresses: list[str] | None = None,
         join_timeout: float = 5.0,
         board: str | os.PathLike[str] | None = None,
+        money: str = "open",
     ) -> None:
         """``board`` is the path of a board JSON file (None: the built-in board, unless only
-        a ``board_digest`` is given, in which case joiners are sent no board)."""
+        a ``board_digest`` is given, in which case joiners are sent no board).  ``money``
+        (``open``/``hidden``, :data:`p2p.game.MONEY_MODES`) is agreed like the variant: it
+        goes into the params every joiner receives, hence into the game id."""
         if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
             raise ValueError(f"a table has {MIN_PLAYERS}..{MAX_PLAYERS} seats, not {seats}")
         if shuffle_mode not in SHUFFLE_MODES:
             raise ValueError(f"shuffle mode must be one of {SHUFFLE_MODES}")
+        if money not in MONEY_MODES:
+            raise ValueError(f"money must be one of {MONEY_MODES}")
+        self.money = money
         self.listener = listener
         self.identity = listener.identity
         self.name = name
@@ -318,7 +325,8 @@ class Table:
             raise LobbyError(f"{len(self.seated)} seated; at least {MIN_PLAYERS} are needed")
         self.started = True
         seats = list(self.seated)
-        params = GameParams(len(seats), self.variant, self.board_digest, self.shuffle_mode)
+        params = GameParams(len(seats), self.variant, self.board_digest, self.shuffle_mode,
+                            money=self.money)
         commitments = [s.commitment for s in seats]
         try:
             async with asyncio.timeout(timeout):

@@ -24,6 +24,7 @@ from engine.bots import make_bot
 from .connection import Listener
 from .game import (
     DEFAULT_BOARD,
+    MONEY_MODES,
     GameParams,
     board_spec_digest,
     check_board,
@@ -85,13 +86,15 @@ class LocalGameResult:
 async def make_local_setup(players: int, shuffle_mode: str, root: Path,
                            ports: list[int] | None = None, lam: int = 40,
                            names: list[str] | None = None, *, variant: str = "base",
-                           board: str | os.PathLike[str] | None = None) -> list[LocalPeer]:
+                           board: str | os.PathLike[str] | None = None,
+                           money: str = "open") -> list[LocalPeer]:
     """Identities, started listeners, the roster and each peer's game folder.
 
     ``names`` (optional, one per seat) are the players' names in the roster (hashed into
     the game id, shown by replay); the default is ``bot0``, ``bot1``…  ``variant``
     ("base"/"normal" or "reverse") and ``board`` (a board JSON file, None for the built-in
-    board) become the params every peer checks; the board's JSON travels in each folder."""
+    board) become the params every peer checks; the board's JSON travels in each folder.
+    ``money`` ("open"/"hidden") is agreed the same way (it is part of the params)."""
     spec = read_board_spec(board)
     variant_reverse(variant)  # an unknown variant is refused before any socket opens
     ids = [Identity.generate() for _ in range(players)]
@@ -100,7 +103,9 @@ async def make_local_setup(players: int, shuffle_mode: str, root: Path,
     roster = [RosterEntry(i, ids[i].public, LOOPBACK, listeners[i].port,
                           names[i] if names else f"bot{i}")
               for i in range(players)]
-    params = GameParams(players, variant, board_spec_digest(spec), shuffle_mode)
+    if money not in MONEY_MODES:
+        raise ValueError(f"money must be one of {MONEY_MODES}, not {money!r}")
+    params = GameParams(players, variant, board_spec_digest(spec), shuffle_mode, money=money)
     gid = compute_game_id(roster, params)
     peers = []
     for i in range(players):
@@ -186,7 +191,8 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
                          variant: str | None = None,
                          board: str | os.PathLike[str] | None = None,
                          pace: float = 0.0, bot_processes: bool = False,
-                         handle: TableHandle | None = None) -> LocalGameResult:
+                         handle: TableHandle | None = None,
+                         money: str = "open") -> LocalGameResult:
     """Play one complete game among ``players`` local peers (seat 0 is ``human`` if given).
 
     ``bots`` is one bot kind for everyone or a list per seat (a kind such as "heuristic",
@@ -197,7 +203,8 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
     is built and before play starts, so a UI can watch seat 0's table (``on_step``,
     ``hand()``, mesh).  ``variant`` ("reverse", or None/"normal"/"base") and ``board`` (path
     of a board JSON file, None for the built-in board) choose the rules every peer plays
-    and audits.  Bots wait ``pace`` s before each move.
+    and audits.  ``money`` ("open"/"hidden": others' money behind their screens) is agreed
+    by every peer in the params.  Bots wait ``pace`` s before each move.
 
     ``bot_processes``: seats 1… run as child processes (:mod:`p2p.peer_process`; bot kinds
     must then be names) so the peers use every core; only seat 0's table is in this process
@@ -210,7 +217,7 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
         raise ValueError("bot_processes needs bot kinds given by name")
     t0 = time.perf_counter()
     peers = await make_local_setup(players, shuffle_mode, Path(folder), lam=lam, names=names,
-                                   variant=variant or "base", board=board)
+                                   variant=variant or "base", board=board, money=money)
     # with a human at the table nobody gives up on a slow decision: the UI can call
     # ``Table.abandon`` instead
     abandon = float("inf") if human else 60.0
