@@ -136,6 +136,8 @@ G: Point = base_mul(1)
 
 def _encode_field(f: object) -> bytes:
     """Length-prefixed, type-tagged encoding of one hash field (recursive for lists)."""
+    if type(f) is bytes:  # the common case (points): same encoding as the branch below
+        return b"y" + len(f).to_bytes(8, "big") + f
     if isinstance(f, bool):
         body, tag = (b"\x01" if f else b"\x00"), b"b"
     elif isinstance(f, int):

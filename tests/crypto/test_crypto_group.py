@@ -106,3 +106,14 @@ def test_coin_combination_is_order_sensitive() -> None:
     a, b = b"a" * 32, b"b" * 32
     assert combine(b"g", 0, "p", [a, b]) != combine(b"g", 0, "p", [b, a])
     assert 0 <= below(combine(b"g", 0, "p", [a, b]), 7) < 7
+
+
+def test_hash_field_encoding_is_unchanged_by_the_bytes_fast_path() -> None:
+    """Fiat–Shamir challenges and commitments depend on these exact bytes."""
+    from crypto.group import _encode_field
+
+    assert _encode_field(b"ab") == b"y" + (2).to_bytes(8, "big") + b"ab"
+    assert _encode_field([b"", 1]) == (b"l" + (19).to_bytes(8, "big") + b"y" + bytes(8)
+                                       + b"i" + (1).to_bytes(8, "big") + b"\x01")
+    assert g.hash_fields("t", [b"ab", 1, True, "x", [b"c", None, (2, b"")]]).hex()[:32] == \
+        "4f295bb105ad158600fceb1b964e1d9d"
