@@ -140,15 +140,19 @@ class Workers:
         bounds = [0] + [n * (4 + 5 * (k - 1)) // total for k in range(1, parts)] + [n]
         for k in range(1, parts):
             self._conns[k - 1].send((fn, bounds[k], list(items[bounds[k]:bounds[k + 1]])))
-        outcomes = [_run_chunk(fn, 0, items[:bounds[1]])]
-        # every sent chunk is collected, even after a failure, so the pipes stay in step
+        outcomes = []
         bug = None
-        for k in range(1, parts):
-            kind, value = self._conns[k - 1].recv()
-            if kind == "bug":
-                bug = bug or value
-            else:
-                outcomes.append(value)
+        try:
+            outcomes.append(_run_chunk(fn, 0, items[:bounds[1]]))
+        finally:
+            # every sent chunk is collected, even after a failure or a bug here, so the
+            # pipes stay in step for the next batch
+            for k in range(1, parts):
+                kind, value = self._conns[k - 1].recv()
+                if kind == "bug":
+                    bug = bug or value
+                else:
+                    outcomes.append(value)
         if bug is not None:
             raise RuntimeError(f"a check failed unexpectedly in a worker: {bug}")
         results: list[R] = []

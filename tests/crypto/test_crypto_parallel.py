@@ -282,3 +282,20 @@ def test_tw_verification_has_the_same_verdict_with_workers() -> None:
     assert serial[0] == serial[1] == "ok"
     assert serial[2].startswith("ProofInvalid") and serial[3].startswith("InvalidPoint")
     assert serial[4].startswith("InvalidPoint")
+
+
+def _explode(k: int) -> int:
+    if k == 3:
+        raise ZeroDivisionError("a bug, not a failed check")
+    return k
+
+
+def test_a_bug_in_a_check_is_raised_and_the_workers_stay_usable() -> None:
+    items = [(k,) for k in range(40)]
+    with parallel.workers(2):
+        with pytest.raises(ZeroDivisionError):  # in this process's chunk
+            parallel.map_ordered(_explode, items)
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):  # in a worker's chunk
+            parallel.map_ordered(_explode, [(k + 4,) for k in range(36)] + [(3,)] * 4)
+        assert parallel.map_ordered(_explode, [(k + 4,) for k in range(40)]) == \
+            list(range(4, 44))
