@@ -15,6 +15,7 @@ from crypto.protocols.base import Step
 from crypto.protocols.deal import Deal
 from crypto.protocols.withdraw import Withdraw
 from engine.actions import Action
+from p2p.game_audit import audit_folder
 from p2p.table import Table, TableStopped
 from p2p.wire import ABORT_KIND, ENV_TAG
 
@@ -190,3 +191,46 @@ def test_equivocation_to_different_peers_is_exposed_by_the_dispute(tmp_path: Pat
         # seat 2 may first meet seat 1's next envelope, which chains to the version it
         # never got: that fork is proved the same way (rule bad-chain)
         assert r.culprit == CHEAT and r.rule in ("equivocation", "bad-chain"), (me, r)
+
+
+class ToVictimOnly:
+    """The cheater's mesh: what it sends during the deal reaches VICTIM only."""
+
+    def __init__(self, inner: Any, table: Table) -> None:
+        self.inner = inner
+        self.table = table
+
+    def broadcast(self, body: bytes) -> None:
+        cur = self.table.session.current
+        if body[:1] == ENV_TAG and cur is not None and cur.name == "deal":
+            self.inner.send(VICTIM, body)
+        else:
+            self.inner.broadcast(body)
+
+    def send(self, seat: int, body: bytes) -> None:
+        self.inner.send(seat, body)
+
+    async def next_event(self) -> Any:
+        return await self.inner.next_event()
+
+
+@pytest.mark.timeout(90)
+def test_a_bad_share_shown_to_its_victim_only_is_named_by_every_peer(tmp_path: Path) -> None:
+    """The cheater sends its deal messages — one with a bad share for VICTIM — to VICTIM
+    alone.  Seat 0 fetches them from whoever has them (gap sync), VICTIM's abort notice
+    carries the offending envelope, and every peer names the cheater, never the victim."""
+
+    def prepare(t: Table) -> None:
+        if t.me == CHEAT:
+            t.session.ops["deal"] = OneBadShareDeal
+            t.transport = ToVictimOnly(t.transport, t)
+
+    peers, results = run(lambda: play_tables(tmp_path, 3, prepare=prepare, abandon=30.0),
+                         timeout=85)
+    for me, r in enumerate(results):
+        assert isinstance(r, TableStopped), (me, r)
+        assert (r.culprit, r.rule) == (CHEAT, "dleq-invalid"), (me, r)
+    for p in peers:
+        report = audit_folder(p.folder)
+        v = report.violation
+        assert v is not None and (v.party, v.rule) == (CHEAT, "dleq-invalid"), str(report)
