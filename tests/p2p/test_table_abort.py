@@ -172,7 +172,9 @@ def test_forged_equivocation_proof_names_the_accuser(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_equivocation_to_different_peers_is_exposed_by_the_dispute(tmp_path: Path) -> None:
+@pytest.mark.parametrize("players", [3, 4])
+def test_equivocation_to_different_peers_is_exposed_by_the_dispute(tmp_path: Path,
+                                                                   players: int) -> None:
     """Seat 1 shows one envelope to seat 0 and another (same seq) to seat 2: no peer sees
     both.  Their acks disagree about seat 1's latest envelope; before any majority verdict
     the peers relay what they received, the two signed envelopes meet, and every peer names
@@ -184,7 +186,8 @@ def test_equivocation_to_different_peers_is_exposed_by_the_dispute(tmp_path: Pat
         if t.me == CHEAT and t.step == 8:
             _equivocate(t, VICTIM, True, tasks, first_to=0)
 
-    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0),
+    # (with 4 players seat 3 gets neither version: it fetches one from a peer that has it)
+    _peers, results = run(lambda: play_tables(tmp_path, players, on_step=hook, abandon=30.0),
                           timeout=55)
     for me, r in enumerate(results):
         assert isinstance(r, TableStopped), (me, r)
