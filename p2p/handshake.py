@@ -39,7 +39,7 @@ import os
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
@@ -53,6 +53,9 @@ from .framing import HANDSHAKE_LIMITS, frame, pack, read_frame, unpack
 from .identity import KEY_LEN, SIG_LEN, Identity, fingerprint, is_signing_key, verify
 from .join_pake import ACCEPTOR, DIALER, CodeExchange, proof, proof_ok
 from .sanitize import clean
+
+if TYPE_CHECKING:
+    from .code_guard import CodeGuard
 
 PROTOCOL_VERSION = 4
 """4: every seat signs a closing acknowledgement after the secrets (a game is certified
@@ -131,10 +134,16 @@ class AcceptPolicy:
     """What the acceptor enforces for one purpose (a lobby, or the mesh of one game).
 
     ``authorize(remote_key)`` returns ``None`` to admit the peer or a refusal reason.
+    ``known(remote_key)`` says whether the key is one the service expects (a seat of the
+    game's roster): the listener keeps room for those while strangers hold connections.
+    ``guard`` (with a ``join_key``) slows and then shuts out addresses that guess the
+    join code (:class:`p2p.code_guard.CodeGuard`).
     """
 
     authorize: Callable[[bytes], str | None]
     join_key: bytes | None = None
+    known: Callable[[bytes], bool] | None = None
+    guard: CodeGuard | None = None
 
 
 @dataclass
@@ -288,12 +297,19 @@ async def accept_handshake(
     *,
     incarnation: bytes,
     version: int = PROTOCOL_VERSION,
+    peer_host: str = "?",
+    hello_timeout: float | None = None,
+    on_hello: Callable[[bytes, AcceptPolicy], None] | None = None,
 ) -> HandshakeResult:
     """Run the acceptor side.
 
     ``policy_for(purpose)`` returns the policy or a refusal reason (unknown table/game).
     Every refusal is sent to the dialer (when it can be) and raised as
-    :class:`HandshakeError` so the listener logs it.
+    :class:`HandshakeError` so the listener logs it.  ``hello_timeout`` bounds the wait
+    for the first message (an honest dialer sends it at once; an idle socket is closed);
+    ``on_hello(key, policy)`` tells the listener who claims to be dialing, before any
+    costly work, so it can keep room for known seats.  ``peer_host`` is the remote
+    address the policy's join-code guard counts guesses against.
     """
 
     async def refuse(reason: str, cipher: Cipher | None = None) -> HandshakeError:
@@ -305,7 +321,11 @@ async def accept_handshake(
             pass
         return HandshakeError(reason)
 
-    m1 = await _recv_plain(reader)
+    try:
+        async with asyncio.timeout(hello_timeout):
+            m1 = await _recv_plain(reader)
+    except TimeoutError:
+        raise HandshakeError(f"no hello within {hello_timeout:g} s") from None
     if not isinstance(m1, list) or len(m1) < 2 or m1[0] != "hello":
         raise await refuse("expected a hello")
     if not isinstance(m1[1], int) or isinstance(m1[1], bool) or m1[1] != version:
@@ -327,6 +347,11 @@ async def accept_handshake(
     policy = policy_for(purpose)
     if isinstance(policy, str):
         raise await refuse(policy)
+    if policy.guard is not None and policy.join_key is not None \
+            and policy.guard.locked(peer_host):
+        raise await refuse(policy.guard.lockout_reason(peer_host))
+    if on_hello is not None:
+        on_hello(pk_d, policy)
 
     eph, eph_pub = _ephemeral()
     nonce = os.urandom(NONCE_LEN)
@@ -355,13 +380,30 @@ async def accept_handshake(
             isk = code.key(_bytes(m3[2], KEY_LEN, "join-code share"), code.share, m3[2])
         except HandshakeError as exc:
             raise await refuse(exc.reason, send) from None
-        writer.write(frame(send.seal(pack(["pake", code.share, proof(isk, ACCEPTOR)]))))
-        await writer.drain()
-        try:
-            m3b = _shape(await _recv_sealed(reader, recv), "pake-confirm", 2)
-        except HandshakeError as exc:
-            raise await refuse(exc.reason, send) from None
-        if not proof_ok(isk, DIALER, m3b[1]):
+
+        async def pake() -> bool:
+            writer.write(frame(send.seal(pack(["pake", code.share, proof(isk, ACCEPTOR)]))))
+            await writer.drain()
+            try:
+                m3b = _shape(await _recv_sealed(reader, recv), "pake-confirm", 2)
+            except HandshakeError as exc:
+                raise await refuse(exc.reason, send) from None
+            return proof_ok(isk, DIALER, m3b[1])
+
+        guard = policy.guard
+        if guard is None:
+            right = await pake()
+        else:
+            # one guess at a time per address, after its backoff; counted before our
+            # proof goes out (the proof tells the dialer whether its guess was right)
+            async with guard.turn(peer_host) as refusal:
+                if refusal is not None:
+                    raise await refuse(refusal, send)
+                guard.guessed(peer_host)
+                right = await pake()
+                if right:
+                    guard.right(peer_host)
+        if not right:
             raise await refuse("wrong or missing join code", send)
     reason = policy.authorize(pk_d)
     if reason is not None:

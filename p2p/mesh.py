@@ -205,7 +205,12 @@ class Mesh:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         """Serve incoming links and start dialing every higher seat."""
-        self.listener.register(self.purpose, AcceptPolicy(self._authorize), self._on_incoming)
+        # a roster seat that may dial us is "known": the listener keeps room for it while
+        # strangers hold connections (a resume gets in under a flood of idle sockets)
+        self.listener.register(self.purpose,
+                               AcceptPolicy(self._authorize,
+                                            known=lambda key: self._authorize(key) is None),
+                               self._on_incoming)
         self._spawn(self._heartbeat_loop())
         for seat, link in self._links.items():
             if self.my_seat < seat:

@@ -10,7 +10,7 @@ import pytest
 from p2p_testutil import LOOPBACK, mutate, run
 
 from p2p.connection import Connection, Listener, dial
-from p2p.errors import FramingError, HandshakeError
+from p2p.errors import FramingError, HandshakeError, P2PError
 from p2p.framing import HANDSHAKE_LIMITS, frame, pack, read_frame, unpack
 from p2p.handshake import (
     _SIG_DIALER,
@@ -230,10 +230,13 @@ def test_listener_survives_10000_malformed_handshakes() -> None:
                 raw.writer.write(mutate(rng, raw.m1()))
             raw.writer.write_eof()
             await raw.reader.read()
-        except (ConnectionError, OSError, FramingError):
+        except (ConnectionError, OSError, P2PError):
+            # FramingError, or ConnectionClosed: 48 attackers from one address push out
+            # each other's oldest handshakes (the listener's per-address limit)
             pass
         finally:
-            raw.writer.close()
+            if hasattr(raw, "writer"):
+                raw.writer.close()
 
     async def body() -> None:
         lst, got = await open_listener()
