@@ -33,10 +33,12 @@ from cli.cmd_play import BOT_NAMES, _human_name
 from cli.lobby_app import LobbyScreen
 from cli.net_report import finish_report
 from cli.net_session import NetSession, RunOutcome, quiet_network_logs
+from p2p.code_guard import AUTO, estimate_bits, generate_code
 from p2p.errors import LobbyError
 from p2p.front_door import HostedTable, headless_agent
 from p2p.game import MONEY_MODES, GameSetup
 from p2p.handle import TableHandle
+from p2p.handshake import normalize_code
 from p2p.table import HumanDecider
 
 LOBBY_POLL = 0.2
@@ -50,12 +52,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "The game starts when every seat is taken, or when you press s with 3 or more.",
         epilog="Examples:\n  silkroad host --table 'Friday tea' --name Ann --seats 4\n"
         "  silkroad host --seats 4 --bots 2 --code silk7\n"
+        "  silkroad host --code auto --money hidden   (a 4-word code is printed)\n"
         "  silkroad host --interface 127.0.0.1 --bots 2 --headless --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     h.add_argument("--table", "--title", dest="table", default=None, metavar="TABLE",
                    help="table name shown on the LAN (default: '<your name>'s table')")
     h.add_argument("--seats", type=int, default=4, metavar="N", help="3..6 seats (default 4)")
-    h.add_argument("--code", default=None, help="join code players must give")
+    h.add_argument("--code", default=None, metavar="CODE|auto",
+                   help="join code players must give. 'auto' makes one of 4 words from "
+                   "the word list (32 bits: cannot be guessed over the network). A typed "
+                   "code is only as strong as it is unpredictable: at most about 4.7 bits "
+                   "per letter and 3.3 per digit if chosen at random ('silk7' is at most "
+                   "26 bits, a word, name or date far less). Each network address may "
+                   "give 8 wrong codes, with growing delays between them; then the lobby "
+                   "is closed to it")
     h.add_argument("--bots", type=int, default=0, metavar="K",
                    help="fill K seats with bot peers (each plays in its own process)")
     h.add_argument("--port", type=int, default=0, metavar="P", help="TCP port (default: any)")
@@ -87,6 +97,11 @@ def run_host(args: argparse.Namespace) -> int:
         return bad
     me_name = _human_name(args.player)
     args.table = args.table or f"{me_name}'s table"
+    args.code_generated = args.code is not None and args.code.strip().casefold() == AUTO
+    if args.code_generated:
+        args.code = generate_code()
+    elif args.code is not None and not normalize_code(args.code):
+        return fail("host", "--code is empty (give a code, or auto)", EXIT_USAGE)
     t0 = time.perf_counter()
     made: list[NetSession] = []
     try:
@@ -127,7 +142,8 @@ async def _host(args: argparse.Namespace, me_name: str,
     try:
         await hosted.open()
         say(args, event="open", table=args.table, port=hosted.port, host=hosted.dial,
-            seats=args.seats, code_required=args.code is not None)
+            seats=args.seats, code_required=args.code is not None,
+            **({"code": args.code} if args.code_generated else {}))
         if args.headless:
             try:
                 await hosted.wait_full(args.timeout)
@@ -179,7 +195,8 @@ async def host_lobby(hosted: HostedTable, args: argparse.Namespace,
     Returns the game setup, or None when the host closed the table.  The seat list is
     polled (``hosted.seated``) a few times a second rather than awaiting the lobby's
     internal change event, so a seat that leaves shows as promptly as one that arrives."""
-    code = f" · join code {args.code}" if args.code else ""
+    code = f" · join code {args.code} (≈{estimate_bits(args.code):.0f} bits)" if args.code \
+        else ""
 
     def redraw(seated: list[str]) -> None:
         lines = [("bold", f"{args.table} — {len(seated)}/{args.seats} seats{code}"),

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .code_guard import CodeGuard
 from .connection import Connection, Listener, dial
 from .discovery import Advertisement, Discovery, TableAd, TableInfo
 from .errors import LobbyError, P2PError, ProtocolError
@@ -110,11 +111,14 @@ class Table:
         join_timeout: float = 5.0,
         board: str | os.PathLike[str] | None = None,
         money: str = "open",
+        code_guard: CodeGuard | None = None,
     ) -> None:
         """``board`` is the path of a board JSON file (None: the built-in board, unless only
         a ``board_digest`` is given, in which case joiners are sent no board).  ``money``
         (``open``/``hidden``, :data:`p2p.game.MONEY_MODES`) is agreed like the variant: it
-        goes into the params every joiner receives, hence into the game id."""
+        goes into the params every joiner receives, hence into the game id.
+        ``code_guard`` (default: a fresh :class:`p2p.code_guard.CodeGuard`) slows, then
+        shuts out, addresses that guess the join code; tests pass short delays."""
         if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
             raise ValueError(f"a table has {MIN_PLAYERS}..{MAX_PLAYERS} seats, not {seats}")
         if shuffle_mode not in SHUFFLE_MODES:
@@ -138,6 +142,7 @@ class Table:
         self.board_digest = board_digest
         self.shuffle_mode = shuffle_mode
         self.join_code = join_code
+        self.code_guard = code_guard if code_guard is not None else CodeGuard()
         self.discovery = discovery
         self.advertise_addresses = advertise_addresses
         self.join_timeout = join_timeout
@@ -164,7 +169,8 @@ class Table:
         if self.join_code is not None:
             loop = asyncio.get_running_loop()
             key = await loop.run_in_executor(None, join_key, self.join_code, self.identity.public)
-        self.listener.register(LOBBY, AcceptPolicy(self._authorize, key), self._on_join)
+        self.listener.register(LOBBY, AcceptPolicy(self._authorize, key,
+                                                   guard=self.code_guard), self._on_join)
         if self.discovery is not None:
             self.advertisement = await self.discovery.advertise(
                 self._ad(), self.listener.port, addresses=self.advertise_addresses

@@ -1,6 +1,7 @@
 """Hidden money at networked tables (issue 10 item 14): ``silkroad host --money hidden``
 and networked ``silkroad play --money hidden`` put the option in the agreed params, so
-every seat's params (hence the game id) carry it, and the table screen is told.
+every seat's params (hence the game id) carry it, and the table screen is told.  The host
+game also uses ``--code auto`` (issue 9 §4): a generated 4-word code its bots join with.
 
 Real peers on 127.0.0.1 only (the host's bot seats join through the lobby and play in
 their own processes).
@@ -18,7 +19,7 @@ import cli.cmd_host
 import cli.cmd_play
 from cli.main import main
 from cli.net_session import NetSession
-from p2p.game import GameParams, compute_game_id
+from p2p.game import GameParams, compute_game_id, wordlist
 from p2p.store import GameStore, read_export
 
 
@@ -61,11 +62,16 @@ def test_host_money_hidden_reaches_every_seat(tmp_path: Path, capsys: pytest.Cap
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     told = _spy(monkeypatch, cli.cmd_host, "play_session")
     root, transcript = tmp_path / "peers", tmp_path / "t.silkroad"
+    # with a generated join code (issue 9 §4): the bot seats join with it like anyone
     code = main(["host", "--table", "Hidden tea", "--seats", "3", "--bots", "2", "--money",
-                 "hidden", "--interface", "127.0.0.1", "--headless", "--json", "--folder",
-                 str(root), "--transcript", str(transcript), "--timeout", "60"])
+                 "hidden", "--code", "auto", "--interface", "127.0.0.1", "--headless",
+                 "--json", "--folder", str(root), "--transcript", str(transcript),
+                 "--timeout", "60"])
     out = capsys.readouterr().out
     assert code == 0, out
+    opened = [json.loads(ln) for ln in out.splitlines() if '"open"' in ln][0]
+    words = opened["code"].split("-")
+    assert opened["code_required"] and len(words) == 4 and set(words) <= set(wordlist())
     seated = [json.loads(ln) for ln in out.splitlines() if '"seated"' in ln]
     assert seated and seated[0]["money"] == "hidden"
     assert told == [True]
@@ -93,3 +99,12 @@ def test_networked_play_money_hidden(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert [s.hidden_money for s in made] == [True]
     _check_every_seat(tmp_path / "games" / "peers", transcript, 3)
     assert (tmp_path / "games" / "peers").stat().st_mode & 0o777 == 0o700
+
+
+def test_host_help_states_a_typed_codes_strength(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["host", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "'auto' makes one of 4 words" in text and "32 bits" in text
+    assert "4.7 bits per letter" in text and "'silk7' is at most 26 bits" in text
+    assert "8 wrong codes" in text and "--money {open,hidden}" in text
