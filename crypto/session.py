@@ -35,7 +35,15 @@ from .protocols.sealed import SealedReveal
 from .protocols.secrets_op import RevealSecrets
 from .protocols.steal import Steal
 from .protocols.withdraw import Withdraw
-from .shuffle import DEFAULT_LAMBDA, PROOF_TW, LambdaRefused, check_lambda_range, mode_arg
+from .shuffle import (
+    DEFAULT_LAMBDA,
+    PROOF_CC,
+    PROOF_TW,
+    LambdaRefused,
+    check_lambda,
+    check_lambda_range,
+    mode_arg,
+)
 
 OPS: dict[str, type[Op]] = {
     cls.name: cls
@@ -430,6 +438,10 @@ class TokenSession:
             raise MalformedInput("bad session snapshot: context or ledger missing")
         try:
             check_lambda_range(ctx.lam)
+            if getattr(self.current, "proof_kind", None) == PROOF_CC:
+                # an op in progress proves by cut-and-choose: its λ must be strong enough,
+                # or a verification would fail on our parameter and blame its prover
+                check_lambda(ctx.lam)
         except LambdaRefused as exc:
             raise MalformedInput(f"bad session snapshot: {exc}") from exc
         if self.current is not None and not isinstance(self.current, Op):

@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import shuffle as sh
 from ..elgamal import Ciphertext, decode_deck, encode_deck, parse_deck
-from ..errors import CheatDetected, MalformedInput, ProofInvalid
+from ..errors import CheatDetected, MalformedInput, ProofInvalid, ProtocolStateError
 from .base import Op, Step, StepHandlers, check_list
 
 
@@ -129,6 +129,8 @@ class ShuffleChain(Op):
                                self.proof_context(sender), self.ctx.lam)
             except ProofInvalid as exc:
                 raise CheatDetected(sender, "shuffle-proof-invalid", exc.reason) from exc
+            except sh.LambdaRefused as exc:  # our parameter, never the prover's fault
+                raise ProtocolStateError(str(exc)) from exc
         elif proof is not None:
             raise MalformedInput("an unproven (audit-mode) shuffle must not carry a proof")
         self.deck = out

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import shuffle as sh
 from ..elgamal import Ciphertext, decode_deck, encode_deck, parse_deck
-from ..errors import CheatDetected, MalformedInput, ProofInvalid
+from ..errors import CheatDetected, MalformedInput, ProofInvalid, ProtocolStateError
 from ..ledger import Slot
 from .base import Op, Step, StepHandlers, check_int, check_list
 from .shares import check_shares, decode_label, make_shares, own_share
@@ -96,6 +96,8 @@ class Steal(Op):
                            self.dleq_ctx(self.victim, "steal-shuffle"), self.ctx.lam)
         except ProofInvalid as exc:
             raise CheatDetected(sender, "shuffle-proof-invalid", exc.reason) from exc
+        except sh.LambdaRefused as exc:  # our parameter, never the prover's fault
+            raise ProtocolStateError(str(exc)) from exc
         self.deck = out
 
     def choose_index(self) -> int:

@@ -101,3 +101,27 @@ def test_no_product_code_lowers_the_floor() -> None:
             if path == ROOT / "crypto" / "shuffle.py":
                 continue
             assert "lambda_floor_for_tests" not in text, path
+
+
+def test_restore_refuses_a_cut_and_choose_op_in_progress_under_a_weak_lambda() -> None:
+    bus = make_bus(3, lam=8)
+    bus.sessions[1].deal(spec(2), 1, True, proof="cut-and-choose")  # started, not finished
+    data = bus.sessions[1].snapshot()
+    assert TokenSession.restore(data).busy  # fine under the test floor
+    with sh.lambda_floor_for_tests(sh.MIN_LAMBDA):
+        with pytest.raises(MalformedInput, match="lambda 8 is below 128"):
+            TokenSession.restore(data)
+
+
+def test_a_weak_lambda_met_in_a_verification_is_a_local_error_never_the_provers() -> None:
+    """Belt and braces: should a cut-and-choose op under a weak λ be running (it cannot be
+    started or restored so), verifying a peer's proof stops us locally, blaming no one."""
+    from crypto.errors import CheatDetected, ProtocolStateError
+
+    bus = make_bus(3, lam=8)
+    first = bus.sessions[0].deal(spec(2), 1, True, proof="cut-and-choose")
+    bus.sessions[1].deal(spec(2), 1, True, proof="cut-and-choose")
+    with sh.lambda_floor_for_tests(sh.MIN_LAMBDA):
+        with pytest.raises(ProtocolStateError, match="below 128") as e:
+            bus.sessions[1].receive(0, first[0])
+    assert not isinstance(e.value, CheatDetected)
