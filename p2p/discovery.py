@@ -111,7 +111,7 @@ class TableAd:
             version=version,
         )
         if ad.phase not in PHASES:
-            raise ValueError(f"unknown phase {ad.phase!r}")
+            raise ValueError(f"unknown phase {clean(repr(ad.phase), 40)}")
         if not 0 <= ad.seats_taken <= ad.seats_total <= 6:
             raise ValueError(f"bad seats {ad.seats_taken}/{ad.seats_total}")
         if len(ad.fingerprint) != 32 or any(c not in "0123456789abcdef" for c in ad.fingerprint):

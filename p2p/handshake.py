@@ -329,7 +329,8 @@ async def accept_handshake(
     if not isinstance(m1, list) or len(m1) < 2 or m1[0] != "hello":
         raise await refuse("expected a hello")
     if not isinstance(m1[1], int) or isinstance(m1[1], bool) or m1[1] != version:
-        raise await refuse(f"protocol version {m1[1]!r} not supported (this peer speaks {version})")
+        raise await refuse(f"protocol version {clean(repr(m1[1]), 40)} not supported (this peer "
+                           f"speaks {version})")
     if len(m1) != 7:
         raise await refuse(f"hello has {len(m1)} fields, expected 7")
     purpose = m1[2]

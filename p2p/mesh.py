@@ -70,7 +70,7 @@ class RosterEntry:
             raise ProtocolError("roster entry must be [seat, key, host, port, name]")
         seat, key, host, port, name = obj
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < 6:
-            raise ProtocolError(f"bad seat {seat!r}")
+            raise ProtocolError(f"bad seat {clean(repr(seat), 40)}")
         if not isinstance(key, bytes) or len(key) != KEY_LEN:
             raise ProtocolError("roster key must be 32 bytes")
         if not weak_key_ok and not is_signing_key(key):
@@ -79,7 +79,7 @@ class RosterEntry:
         if not isinstance(host, str) or not 0 < len(host) <= 255:
             raise ProtocolError("bad roster host")
         if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
-            raise ProtocolError(f"bad roster port {port!r}")
+            raise ProtocolError(f"bad roster port {clean(repr(port), 40)}")
         if not isinstance(name, str) or len(name) > 64:
             raise ProtocolError("bad roster name")
         return cls(seat, key, host, port, name)

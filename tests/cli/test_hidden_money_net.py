@@ -69,7 +69,7 @@ def test_host_money_hidden_reaches_every_seat(tmp_path: Path, capsys: pytest.Cap
                  "--timeout", "60"])
     out = capsys.readouterr().out
     assert code == 0, out
-    opened = [json.loads(ln) for ln in out.splitlines() if '"open"' in ln][0]
+    opened = next(json.loads(ln) for ln in out.splitlines() if '"open"' in ln)
     words = opened["code"].split("-")
     assert opened["code_required"] and len(words) == 4 and set(words) <= set(wordlist())
     seated = [json.loads(ln) for ln in out.splitlines() if '"seated"' in ln]
