@@ -53,6 +53,9 @@ from .identity import Identity, fingerprint
 log = logging.getLogger("p2p")
 
 OnConnection = Callable[["Connection"], Awaitable[None] | None]
+LOG_BURST = 50
+LOG_WINDOW = 10.0
+"""Refusals logged at most ``LOG_BURST`` per ``LOG_WINDOW`` seconds (all are counted)."""
 
 
 class Connection:
@@ -201,6 +204,9 @@ class Listener:
         self._pending: list[_Pending] = []
         #: connections pushed out to make room (idle or surplus strangers)
         self.evicted_count = 0
+        self._log_window = float("-inf")
+        self._log_lines = 0
+        self._log_skipped = 0
         self._tasks: set[asyncio.Task[None]] = set()
         #: recent (peer address, reason) of refused/failed incoming connections
         self.refusals: deque[tuple[str, str]] = deque(maxlen=256)
@@ -251,9 +257,23 @@ class Listener:
         return service.policy
 
     def _refused(self, addr: str, reason: str) -> None:
+        """Count and log a refusal.  At most :data:`LOG_BURST` lines per
+        :data:`LOG_WINDOW` seconds, then one line saying how many were not logged: a flood
+        of connections must not become a flood of log lines (a verbose peer's log is a file
+        in its game folder)."""
         self.refused_count += 1
         self.refusals.append((addr, reason))
-        log.warning("refused connection from %s: %s", addr, reason)
+        now = asyncio.get_running_loop().time()
+        if now - self._log_window >= LOG_WINDOW:
+            if self._log_skipped:
+                log.warning("%d more refused connections were not logged",
+                            self._log_skipped)
+            self._log_window, self._log_lines, self._log_skipped = now, 0, 0
+        if self._log_lines < LOG_BURST:
+            self._log_lines += 1
+            log.warning("refused connection from %s: %s", addr, reason)
+        else:
+            self._log_skipped += 1
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
