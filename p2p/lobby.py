@@ -68,6 +68,9 @@ MAX_NAME = 32
 MAX_ROSTER_NAME = 64
 """Longest name a roster entry may carry (:meth:`p2p.mesh.RosterEntry.from_wire`)."""
 MAX_INBOX = 8
+MAX_JOINING = 32
+"""Authenticated lobby connections waiting for their join request at once (a table
+without a code admits anyone to the handshake; each has ``join_timeout`` to ask)."""
 """Unread lobby messages kept per joiner: the protocol needs three, more is a flood."""
 
 
@@ -161,6 +164,7 @@ class Table:
         self.advertisement: Advertisement | None = None
         self._changed = asyncio.Event()
         self._ad_task: asyncio.Task[None] | None = None
+        self._joining = 0
 
     # ---------------------------------------------------------------- lifecycle
     async def open(self) -> Table:
@@ -252,6 +256,14 @@ class Table:
         return None
 
     async def _on_join(self, conn: Connection) -> None:
+        if self._joining >= MAX_JOINING:
+            # a table without a code lets anyone through the handshake: bound how many
+            # may sit between the handshake and their join request at once
+            with contextlib.suppress(P2PError, OSError):
+                conn.send(["refuse", "too many joins in progress; try again"])
+            await conn.aclose()
+            return
+        self._joining += 1
         try:
             async with asyncio.timeout(self.join_timeout):
                 msg = await conn.recv()
@@ -263,6 +275,8 @@ class Table:
                 conn.send(["refuse", reason])
             await conn.aclose()
             return
+        finally:
+            self._joining -= 1
         refusal = self._authorize(conn.remote_key)  # may have filled while we waited
         if refusal is None and seat.board_digest is not None \
                 and seat.board_digest != self.board_digest:

@@ -18,11 +18,11 @@ from p2p_testutil import LOOPBACK, run, start_mesh
 from test_p2p_handshake import PURPOSE, RawDialer
 from test_p2p_mesh import crash, expect
 
-from p2p.connection import LOG_BURST, Connection, Listener
+from p2p.connection import LOG_BURST, Connection, Listener, dial
 from p2p.errors import LobbyError
-from p2p.handshake import AcceptPolicy
+from p2p.handshake import AcceptPolicy, new_incarnation
 from p2p.identity import Identity
-from p2p.lobby import Table, join_table
+from p2p.lobby import LOBBY, MAX_JOINING, Table, join_table
 from p2p.mesh import Mesh, PeerUp
 
 CODE = "silk 7"
@@ -272,5 +272,43 @@ def test_known_seats_have_reserved_room() -> None:
             for r in raws:
                 r.writer.close()
             await lst.close()
+
+    run(body, 25)
+
+
+@pytest.mark.timeout(30)
+def test_authenticated_but_silent_lobby_connections_are_bounded() -> None:
+    """At a table without a code anyone completes the handshake; at most
+    ``MAX_JOINING`` may then wait for their join request at once, each for
+    ``join_timeout``, and the lobby is open again when they expire."""
+    async def body() -> None:
+        host = await Listener(Identity.generate(), host=LOOPBACK).start()
+        table = await Table(host, name="Tea", seats=3, join_timeout=1.0).open()
+        conns: list[Connection] = []
+        try:
+            for _ in range(MAX_JOINING + 8):  # bounded: 8 more than allowed
+                conns.append(await dial(LOOPBACK, host.port, Identity.generate(), LOBBY,
+                                        incarnation=new_incarnation(), timeout=5))
+            refused = 0
+            for c in conns[MAX_JOINING:]:
+                msg = await asyncio.wait_for(c.recv(), 5)
+                assert msg == ["refuse", "too many joins in progress; try again"]
+                refused += 1
+            assert refused == 8
+            await asyncio.sleep(1.5)  # the silent ones ran out of time
+            me = await Listener(Identity.generate(), host=LOOPBACK).start()
+            task = asyncio.create_task(join_table(me, LOOPBACK, host.port, name="Ann",
+                                                  timeout=5, start_timeout=10))
+            try:
+                await table.wait_for_players(2, timeout=5)
+            finally:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                await me.close()
+        finally:
+            for c in conns:
+                c.close()
+            await table.close()
+            await host.close()
 
     run(body, 25)
