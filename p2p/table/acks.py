@@ -61,6 +61,8 @@ class AckBook:
         #: every (seat, round) acknowledged so far: a second ack of a round is a violation
         self._seen: set[tuple[int, int]] = set()
         self.verdict_task: asyncio.Task[None] | None = None  # a dispute's delayed verdict
+        #: called whenever a round is confirmed (accusations that waited for agreement)
+        self.on_confirmed: Callable[[], None] | None = None
 
     @property
     def disputed(self) -> bool:
@@ -132,6 +134,8 @@ class AckBook:
             self.log_mark = self._ack_pos.pop(rnd, self.log_mark)
             del self.acks[rnd]
             del self.my_hash[rnd]
+            if self.on_confirmed is not None:
+                self.on_confirmed()
 
     def take(self, sender: int, rnd: Any, ack: Envelope) -> bool:
         """Record ``sender``'s ack of round ``rnd`` and compare complete rounds.  False if

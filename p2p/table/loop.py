@@ -113,7 +113,7 @@ class Table:
         self.on_step = on_step
         self.keys = setup.public_keys()
         self.waiter = Waiter(self.me, stall_timeout, abandon_timeout,
-                             on_stall=lambda: self._sync_all())
+                             on_stall=lambda: self._on_stall())
         self.ctx = TableContext(setup, self.keys, transport, store, self.waiter,
                                 TranscriptLog(setup.game_id, self.keys))
         self.signer = Signer(setup.game_id, self.me,
@@ -134,6 +134,10 @@ class Table:
         self.aborts = Aborts(self.ctx, lambda k, b: self.emit(k, b), self.inbox.accept,
                              self._sync_all, self._judge_audit)
         self._applied_in_place = False  # _player_step applied the action already
+        #: accusations that depend on the state, waiting for every peer to agree on it:
+        #: (round, envelope, rule, detail)
+        self._suspects: list[tuple[int, Envelope, str, str]] = []
+        self.acks.on_confirmed = self._accuse_confirmed
         #: closing acknowledgements received (seat -> envelope) and the final chain value
         self._closes: dict[int, Envelope] = {}
         self._final: bytes | None = None
@@ -305,8 +309,9 @@ class Table:
             self._applied.append(encode(a))
             self.applied_at.append(time.monotonic())
             for env in self._actions.pop(self.step, []):
-                self._violation(env, "superseded-action",
-                                f"seat {env.sender} signed a second action for step {self.step}")
+                raise await self._accuse(self.step, env, "superseded-action",
+                                         f"seat {env.sender} signed a second action for step "
+                                         f"{self.step}")
             self.step += 1
             if self.cursor != c0:  # only crypto ops move goods between zones
                 self.zones.check(self.state, [[s.public for s in self.session.ledger.hands[p]]
@@ -381,9 +386,9 @@ class Table:
                                lambda: [actor])
         env = queue.pop(0)
         if env.sender != actor:
-            raise self._violation(env, "out-of-turn",
-                                  f"seat {env.sender} signed an action for step {step}, "
-                                  f"where seat {actor} is to act")
+            raise await self._accuse(step, env, "out-of-turn",
+                                     f"seat {env.sender} signed an action for step {step}, "
+                                     f"where seat {actor} is to act")
         if len(env.body) == 3 and env.body[2] != self._hash_now and step > 0:
             # the actor saw another state: we ack this round, so every peer does
             # (closure, p2p.ack_chain) and the comparison names the odd peer by majority
@@ -395,8 +400,9 @@ class Table:
         try:
             a, self._applied_in_place = check_move(self.state, env.body[1], in_place=True)
         except ActionRefused as exc:
-            raise self._violation(env, "illegal-action", f"seat {actor} signed an illegal "
-                                                         f"action for step {step}: {exc}") from exc
+            raise await self._accuse(step, env, "illegal-action",
+                                     f"seat {actor} signed an illegal action for step "
+                                     f"{step}: {exc}") from exc
         await self.resolver.check(self.state, self.zones, actor, a)
         return a
 
@@ -461,6 +467,16 @@ class Table:
         except Exception:  # best effort: we are stopping anyway
             log.exception("seat %d could not send its stop notice", self.me)
 
+    def _on_stall(self) -> None:
+        """A wait that lasts: fetch what we may lack, and acknowledge the round we stand
+        in.  By closure every peer acknowledges it too, so if the table stalls because the
+        peers' states parted ways (a seat showed different moves to different peers) the
+        acks disagree and the dispute brings the two signed versions together, instead of
+        everyone timing out on a seat that is waiting for something else."""
+        self._sync_all()
+        if self.step > 0 and self.step in self.acks.chain_at:
+            self.acks.send(self.step)
+
     def _sync_all(self) -> None:
         """Ask every other peer for whatever we lack (gap sync while playing)."""
         for seat in range(self.n):
@@ -472,6 +488,37 @@ class Table:
         report = audit_wires(wires, self.setup.keys, self.setup.game_id, self.setup.lam,
                              self.config)
         return report.violation if report.status == UNFAIR else None
+
+    def _suspect(self, rnd: int, env: Envelope, rule: str, detail: str) -> None:
+        """``env`` breaks the rules *in the state at round* ``rnd`` — who may act, what is
+        legal.  If a seat showed different moves to different peers, our state may be the
+        one that parted ways, and the sender honest; so the accusation waits until every
+        peer has acknowledged that state (we ack it now; by closure so does everybody).
+        If the acks disagree, the dispute exposes the equivocation instead."""
+        if rnd <= self.acks.confirmed:
+            self._violation(env, rule, detail)
+            return
+        self._suspects.append((rnd, env, rule, detail))
+        if rnd in self.acks.chain_at:
+            self.acks.send(rnd)
+
+    def _accuse_confirmed(self) -> None:
+        """Fire the first accusation whose state every peer has now acknowledged."""
+        for rnd, env, rule, detail in self._suspects:
+            if rnd <= self.acks.confirmed:
+                self._suspects.clear()
+                self._violation(env, rule, detail)
+                return
+
+    async def _accuse(self, rnd: int, env: Envelope, rule: str, detail: str) -> TableStopped:
+        """:meth:`_suspect`, then wait for the verdict (ours, or the dispute's); returns
+        the reason the table stopped, to raise."""
+        self._suspect(rnd, env, rule, detail)
+        await self.acks.confirm(rnd)
+        self._accuse_confirmed()
+        failure = self.waiter.failure
+        assert failure is not None  # the accusation fired once its round was confirmed
+        return failure
 
     def _violation(self, env: Envelope, rule: str, detail: str) -> TableStopped:
         """``env`` is its signer's violation: stop naming it, and tell the others in an abort
@@ -548,8 +595,8 @@ class Table:
         step = body[0]
         if step < self.step:
             if not self.ctx.replaying:
-                self._violation(env, "stale-action", f"seat {who} signed an action for step "
-                                                     f"{step}, already decided")
+                self._suspect(step, env, "stale-action", f"seat {who} signed an action for "
+                                                         f"step {step}, already decided")
             return False
         pending = sum(1 for q in self._actions.values() for e in q if e.sender == who)
         if pending >= MAX_QUEUED_ACTIONS:

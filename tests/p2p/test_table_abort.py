@@ -14,7 +14,7 @@ from table_kit import play_tables, run
 from crypto.protocols.base import Step
 from crypto.protocols.deal import Deal
 from crypto.protocols.withdraw import Withdraw
-from engine.actions import Action
+from engine.actions import Action, encode
 from p2p.game_audit import audit_folder
 from p2p.table import Table, TableStopped
 from p2p.wire import ABORT_KIND, ENV_TAG
@@ -237,3 +237,39 @@ def test_a_bad_share_shown_to_its_victim_only_is_named_by_every_peer(tmp_path: P
         report = audit_folder(p.folder)
         v = report.violation
         assert v is not None and (v.party, v.rule) == (CHEAT, "dleq-invalid"), str(report)
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("players", [3, 4])
+def test_two_different_moves_shown_to_two_peers_name_the_mover(tmp_path: Path,
+                                                               players: int) -> None:
+    """Seat 1 signs two different moves for one of its turns (one sequence number) and
+    shows one to seat 0 and the other to seat 2: their states part ways.  Every peer still
+    names seat 1 — the two signed moves meet (relayed in the dispute, or fetched by a peer
+    that waits) — and never an honest seat by majority or by timeout."""
+    done: list[int] = []
+
+    class TwoMoves(Table):
+        def emit(self, kind: str, body: Any) -> None:
+            if (self.me == CHEAT and kind == "action" and not done and self.step >= 4
+                    and len(self.legal(CHEAT)) > 1):
+                done.append(self.step)
+                s = self.signer
+                seq, prev = s.seq, s.prev
+                first = self.outbox.sign(kind, body)
+                other = next(a for a in self.legal(CHEAT) if encode(a) != body[1])
+                s.seq, s.prev = seq, prev
+                second = s.sign(kind, [body[0], encode(other), body[2]])
+                s.seq, s.prev = seq + 1, first.id
+                self._dispatch(first)
+                self.transport.send(0, ENV_TAG + first.wire)
+                self.transport.send(VICTIM, ENV_TAG + second)
+                return
+            super().emit(kind, body)
+
+    _peers, results = run(lambda: play_tables(tmp_path, players, table_cls=TwoMoves,
+                                              abandon=30.0), timeout=85)
+    assert done
+    for me, r in enumerate(results):
+        assert isinstance(r, TableStopped), (me, r)
+        assert r.culprit == CHEAT and r.rule in ("equivocation", "bad-chain"), (me, r)
