@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 
 from cli.net_report import verdict_of
+from crypto.parallel import workers
 from p2p.game_audit import (
     CERTIFIED,
     UNFAIR,
@@ -65,7 +66,12 @@ def _wrapped(text: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     folder = Path(args.path).is_dir()
-    report = audit_folder(args.path) if folder else audit_game(args.path)
+    show = None if args.json or not sys.stderr.isatty() else _progress
+    with workers():  # independent proof checks on every core (the same verdicts)
+        report = audit_folder(args.path, show) if folder else audit_game(args.path,
+                                                                         progress=show)
+    if show is not None:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
     code = report.exit_code
     out = summary(report)
     out["verdict"] = verdict_of(code)  # fair / unfair / unreadable / not certified
@@ -85,6 +91,11 @@ def run(args: argparse.Namespace) -> int:
         return code
     print(verdict_text(report))
     return code
+
+
+def _progress(done: int, total: int) -> None:
+    print(f"\rauditing: {done}/{total} envelopes checked…", end="", file=sys.stderr,
+          flush=True)
 
 
 def verdict_text(report: GameAuditReport) -> str:

@@ -197,13 +197,18 @@ class OpEvent:
 
 
 Hook = Callable[[EnvelopeEvent | OpEvent], None]
+PROGRESS_EVERY = 64
+"""Envelopes between two progress reports of :class:`Auditor`."""
 
 
 class Auditor:
     """Replays a transcript; see the module docstring."""
 
     def __init__(self, keys: Sequence[Ed25519PublicKey], game_id: bytes,
-                 lam: int = sh.DEFAULT_LAMBDA, hook: Hook | None = None) -> None:
+                 lam: int = sh.DEFAULT_LAMBDA, hook: Hook | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+        """``progress(done, total)`` is called every :data:`PROGRESS_EVERY` envelopes."""
+        self.progress = progress
         self.keys = list(keys)
         self.n = len(self.keys)
         self.game_id = game_id
@@ -328,8 +333,11 @@ class Auditor:
         accepted = chains.accepted
         self._collect_secrets([env for _i, env in accepted])
         session = TokenSession(self.game_id, self.n, None, lam=self.lam)
+        session.know_secrets(self._xs)  # the same verdicts, cheaper share checks
         session.listeners.append(lambda op: self._on_op(session, op))
-        for i, env in accepted:
+        for pos, (i, env) in enumerate(accepted):
+            if self.progress is not None and pos % PROGRESS_EVERY == 0:
+                self.progress(pos, len(accepted))
             self._env_index = i
             try:
                 if env.kind == CRYPTO_KIND:

@@ -55,7 +55,7 @@ from . import resolution
 from .ack_chain import chain_next, chain_start
 from .game import CERTIFIED_SINCE, BoardMismatch, compute_game_id, game_config
 from .handshake import PROTOCOL_VERSION
-from .resolution import ActionRefused, OpCall, check_move
+from .resolution import ActionRefused, OpCall, check_move, deal_mode
 from .store import GameStore, StoreError, read_export
 from .wire import (
     ABORT_KIND,
@@ -179,11 +179,13 @@ class EngineReplay:
     checks every other non-crypto envelope as the live table would."""
 
     def __init__(self, players: int, config: Config | None = None, record: bool = False,
-                 game_id: bytes = b"") -> None:
+                 game_id: bytes = b"", deal: bool | str = False) -> None:
         """``config`` is the game's engine config (board and variant, see
         :meth:`p2p.store.ExportedGame.config`); None is the default board, base rules.
-        ``record`` keeps every state and action (for the replay viewer)."""
+        ``record`` keeps every state and action (for the replay viewer); ``deal`` is the
+        deal's agreed shuffle mode (:func:`p2p.resolution.deal_mode`)."""
         self.n = players
+        self.deal = deal
         self.state = new_game(config if config is not None else make_config(players))
         self.zones = ZoneMap(players)
         self.step = 0
@@ -286,7 +288,7 @@ class EngineReplay:
         s = self.state
         acts = actors(s)
         if acts[0] == RESOLVER:
-            return self._drive(resolution.resolve(s, self.zones, self.truth.get, False))
+            return self._drive(resolution.resolve(s, self.zones, self.truth.get, self.deal))
         if is_simultaneous(s):
             return self._drive(resolution.vizier(s, self.zones, acts))
         actor = acts[0]
@@ -401,7 +403,8 @@ def _evidence(env: Envelope) -> list[bytes]:
 
 def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
                 lam: int, config: Config | None = None, record: bool = False,
-                version: int = PROTOCOL_VERSION) -> GameAuditReport:
+                version: int = PROTOCOL_VERSION, shuffle_mode: str = "verified",
+                progress: Callable[[int, int], None] | None = None) -> GameAuditReport:
     """Audit envelopes with the engine replayed (the core of :func:`audit_game`);
     ``config`` is the agreed board/variant (default board, base rules if None);
     ``record`` keeps every replayed state in the report's ``replay``; ``version`` is the
@@ -417,7 +420,7 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
                                    None)
     n = len(keys)
     chains = read_chains(wires, pubs, game_id, _evidence)
-    replay = EngineReplay(n, config, record, game_id)
+    replay = EngineReplay(n, config, record, game_id, deal_mode(shuffle_mode, version))
 
     def report(rep: AuditReport | None, violation: Violation | None) -> GameAuditReport:
         st = replay.state
@@ -433,7 +436,7 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
     head_violation, head_notes = check_heads(chains, n)
     if head_violation is not None:
         return report(None, head_violation)
-    rep = Auditor(pubs, game_id, lam, replay).run_chains(chains, len(wires))
+    rep = Auditor(pubs, game_id, lam, replay, progress).run_chains(chains, len(wires))
     if rep.violation is not None:
         return report(rep, rep.violation)
     violation = _check_acks(replay, version) or _check_closes(replay, rep, n)
@@ -532,9 +535,11 @@ def _verdict(out: GameAuditReport, rep: AuditReport, replay: EngineReplay, n: in
     out.violation = Violation(None, None, None, rule, "; ".join(out.notes)[:1000])
 
 
-def audit_game(path: str | os.PathLike[str], record: bool = False) -> GameAuditReport:
+def audit_game(path: str | os.PathLike[str], record: bool = False,
+               progress: Callable[[int, int], None] | None = None) -> GameAuditReport:
     """Audit a ``game.silkroad`` file; never raises for bad input (see ``exit_code``).
-    ``record`` keeps every replayed state and action (``report.replay``)."""
+    ``record`` keeps every replayed state and action (``report.replay``); ``progress``
+    hears ``(envelopes checked, of)`` as the audit goes."""
     try:
         game = read_export(path)
     except StoreError as exc:
@@ -550,7 +555,8 @@ def audit_game(path: str | os.PathLike[str], record: bool = False) -> GameAuditR
         return GameAuditReport(False, Violation(None, None, None, "board", exc.reason), None)
     return _guarded(lambda: audit_wires(game.wires, [e.key for e in game.roster],
                                         game.game_id, game.lam, config, record,
-                                        game.params.protocol_version), names)
+                                        game.params.protocol_version,
+                                        game.params.shuffle_mode, progress), names)
 
 
 def _guarded(run: Callable[[], GameAuditReport], names: list[str]) -> GameAuditReport:
@@ -563,7 +569,8 @@ def _guarded(run: Callable[[], GameAuditReport], names: list[str]) -> GameAuditR
     return report
 
 
-def audit_folder(folder: str | os.PathLike[str]) -> GameAuditReport:
+def audit_folder(folder: str | os.PathLike[str],
+                 progress: Callable[[int, int], None] | None = None) -> GameAuditReport:
     """Audit a peer's game folder as far as it goes (e.g. a table that was abandoned).
 
     A game that stopped early is ``incomplete`` (naming no one), but any signed violation
@@ -580,7 +587,9 @@ def audit_folder(folder: str | os.PathLike[str]) -> GameAuditReport:
     except BoardMismatch as exc:
         return GameAuditReport(False, Violation(None, None, None, "board", exc.reason), None)
     report = _guarded(lambda: audit_wires(wires, [e.key for e in roster], game_id, lam, config,
-                                          version=params.protocol_version),
+                                          version=params.protocol_version,
+                                          shuffle_mode=params.shuffle_mode,
+                                          progress=progress),
                       [e.name for e in roster])
     report.stopped = store.load_stopped()
     return report

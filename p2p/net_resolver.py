@@ -51,13 +51,14 @@ def _unknown(_handle: int) -> int | None:
 class NetResolver:
     """Resolves engine steps and claims with crypto ops (see the module docstring)."""
 
-    def __init__(self, runner: OpRunner, verified: bool) -> None:
+    def __init__(self, runner: OpRunner, mode: bool | str) -> None:
+        """``mode`` is the deal's shuffle mode (:func:`p2p.resolution.deal_mode`)."""
         self.runner = runner
-        self.verified = verified
+        self.mode = mode
 
     async def resolve(self, s: GameState, zones: ZoneMap) -> Action:
         """The resolution of a RESOLVER step."""
-        return await self._drive(resolution.resolve(s, zones, _unknown, self.verified))
+        return await self._drive(resolution.resolve(s, zones, _unknown, self.mode))
 
     async def vizier(self, s: GameState, zones: ZoneMap, deciding: tuple[int, ...]) -> Action:
         """The resolution of a Grand Vizier step (every deciding seat's sealed choice)."""

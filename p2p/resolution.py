@@ -38,6 +38,7 @@ from typing import Any, Protocol
 from crypto.errors import CheatDetected
 from crypto.protocols.base import Body
 from crypto.session import TokenSession
+from crypto.shuffle import AUDIT_LAST_PROVEN
 from engine.actions import (
     Action,
     Dealt,
@@ -56,6 +57,8 @@ from engine.state import BUY, TRADE, GameState, Phase
 from .zones import COLOUR_OF, DECK_SPEC, LABEL_OF, ZoneMap, group_request
 
 SEED_PURPOSE = "silkroad/seed"
+LAST_PROVEN_SINCE = 4
+"""The protocol version from which an audit-mode deal proves its last shuffle."""
 
 
 @dataclass(frozen=True)
@@ -64,12 +67,11 @@ class OpCall:
 
     ``args`` are the op's arguments exactly as the session records them (the offline
     driver compares them with the transcript's op, so a transcript cannot substitute
-    another op); ``verified`` (deal) and ``deciding`` (the seats that choose privately in a
-    ``sealed`` reveal) are only needed to start the op live."""
+    another op, nor a deal in another shuffle mode than the table agreed); ``deciding``
+    (the seats that choose privately in a ``sealed`` reveal) is only needed live."""
 
     name: str
     args: tuple[Any, ...] = ()
-    verified: bool = False
     deciding: tuple[int, ...] = ()
 
     def start(self, session: TokenSession, choice: list[int] | None = None) -> list[Body]:
@@ -89,7 +91,8 @@ class OpCall:
 _STARTERS: dict[str, Callable[[TokenSession, OpCall, list[int]], list[Body]]] = {
     "coinflip": lambda ses, c, _ch: ses.coin_flip(c.args[0]),
     "keys": lambda ses, _c, _ch: ses.setup_keys(),
-    "deal": lambda ses, c, _ch: ses.deal(DECK_SPEC, c.args[1], c.verified),
+    "deal": lambda ses, c, _ch: ses.deal(DECK_SPEC, c.args[1], c.args[2] is True,
+                                         last_proven=c.args[2] == AUDIT_LAST_PROVEN),
     "withdraw": lambda ses, c, _ch: ses.withdraw(c.args[0], [(lab, k) for lab, k in c.args[1]],
                                                  all_or_nothing=c.args[2]),
     "steal": lambda ses, c, _ch: ses.steal(c.args[0], c.args[1]),
@@ -99,6 +102,16 @@ _STARTERS: dict[str, Callable[[TokenSession, OpCall, list[int]], list[Body]]] = 
 }
 """How each op the script uses is started on a live session (an explicit table, so a
 reader finds every caller)."""
+
+
+def deal_mode(shuffle_mode: str, version: int) -> bool | str:
+    """The deal's shuffle mode as the session records it: ``True`` for verified (TW
+    proofs); for audit mode, since protocol version 4, the last shuffle is TW-proven
+    (:data:`crypto.shuffle.AUDIT_LAST_PROVEN`: else the last shuffler could output a layout
+    it chose and know every hand), before that plain ``False``."""
+    if shuffle_mode == "verified":
+        return True
+    return AUDIT_LAST_PROVEN if version >= LAST_PROVEN_SINCE else False
 
 
 class OpResult(Protocol):
@@ -120,8 +133,8 @@ Script = Generator[OpCall, OpResult, Action]
 ClaimScript = Generator[OpCall, OpResult, None]
 
 
-def resolve(s: GameState, zones: ZoneMap, truth: Truth, verified: bool) -> Script:
-    """The script of one ``RESOLVER`` step (``verified``: the table's shuffle mode)."""
+def resolve(s: GameState, zones: ZoneMap, truth: Truth, mode: bool | str) -> Script:
+    """The script of one ``RESOLVER`` step (``mode``: the deal's, :func:`deal_mode`)."""
     ph = s.phase
     if ph == Phase.SEED:
         res = yield OpCall("coinflip", (SEED_PURPOSE,))
@@ -130,7 +143,7 @@ def resolve(s: GameState, zones: ZoneMap, truth: Truth, verified: bool) -> Scrip
         yield OpCall("keys")
         k = s.config.goods_each
         spec = [[lab, c] for lab, c in DECK_SPEC]
-        res = yield OpCall("deal", (spec, k), verified=verified)
+        res = yield OpCall("deal", (spec, k, mode))
         zones.dealt(k)
         res.learned()
         return Dealt()

@@ -46,9 +46,10 @@ from engine.rules import actors, apply, is_simultaneous, legal_actions
 from engine.view import PlayerView
 
 from ..game_audit import UNFAIR, audit_wires
+from ..handshake import PROTOCOL_VERSION
 from ..identity import Identity
 from ..net_resolver import NetResolver
-from ..resolution import ActionRefused, OpCall, check_move
+from ..resolution import ActionRefused, OpCall, check_move, deal_mode
 from ..store import GameStore, Secrets
 from ..wire import (
     ABORT_KIND,
@@ -125,7 +126,7 @@ class Table:
         self.zones = ZoneMap(self.n)
         self.step = 0
         self.cursor = 0
-        self.resolver = NetResolver(self, setup.shuffle_mode == "verified")
+        self.resolver = NetResolver(self, deal_mode(setup.shuffle_mode, PROTOCOL_VERSION))
         self.outbox = Outbox(self.ctx, self.signer, self._dispatch)
         self.inbox = Inbox(self.ctx, self._dispatch, self._on_equivocation,
                            lambda env, rule, detail: self._violation(env, rule, detail))
@@ -486,7 +487,7 @@ class Table:
     def _judge_audit(self, wires: list[bytes]) -> Violation | None:
         """The whole-game audit of ``wires`` (run in a worker thread by the abort judge)."""
         report = audit_wires(wires, self.setup.keys, self.setup.game_id, self.setup.lam,
-                             self.config)
+                             self.config, shuffle_mode=self.setup.shuffle_mode)
         return report.violation if report.status == UNFAIR else None
 
     def _suspect(self, rnd: int, env: Envelope, rule: str, detail: str) -> None:
