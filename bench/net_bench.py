@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from crypto.shuffle import DEFAULT_LAMBDA
 from p2p.game_audit import audit_game
 from p2p.local_table import run_local_game
 
@@ -110,8 +111,8 @@ async def bench_fuzz(count: int, seed: int) -> dict[str, Any]:
     from p2p.local_table import finish_peer, make_local_setup, start_peer
 
     with tempfile.TemporaryDirectory() as root:
-        peers = await make_local_setup(3, "audit", Path(root), lam=8)
-        tables = [await start_peer(p, make_bot("heuristic", seed * 10 + p.seat), lam=8)
+        peers = await make_local_setup(3, "audit", Path(root))
+        tables = [await start_peer(p, make_bot("heuristic", seed * 10 + p.seat))
                   for p in peers]
         out: dict[str, Any] = {}
 
@@ -142,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", choices=["audit", "verified"], default="verified")
     ap.add_argument("--bot", default="heuristic")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--lam", type=int, default=40)
+    ap.add_argument("--lam", type=int, default=DEFAULT_LAMBDA,
+                    help="cut-and-choose rounds (the protocol's own by default)")
     ap.add_argument("--processes", action="store_true",
                     help="one OS process per peer (seats 1… run python -m p2p.peer, as "
                     "silkroad play does) instead of every peer in this process")

@@ -39,6 +39,7 @@ from cli.session import (
     StateChanged,
     Status,
 )
+from crypto.shuffle import DEFAULT_LAMBDA
 from engine.actions import RESOLVER, Action
 from engine.errors import IllegalAction
 from engine.game import new_game
@@ -409,7 +410,7 @@ class NetSession:
 
 
 def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: str,
-                 root: str | Path, lam: int = 40, delay: float = 0.0,
+                 root: str | Path, lam: int = DEFAULT_LAMBDA, delay: float = 0.0,
                  variant: str | None = None, board: str | None = None,
                  one_process: bool = False, money: str = "open") -> Runner:
     """``silkroad play``: every seat a real peer on 127.0.0.1 (:func:`p2p.front_door.play_local`).

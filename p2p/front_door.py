@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from crypto.shuffle import DEFAULT_LAMBDA
 from engine.bots import make_bot
 
 from .connection import Listener
@@ -372,7 +373,8 @@ async def resume_seat(folder: str | os.PathLike[str], handle: TableHandle,
 # --- this machine only ----------------------------------------------------------------------
 async def play_local(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: str,
                      root: str | Path, handle: TableHandle,
-                     human: HumanDecider | None = None, *, lam: int = 40, pace: float = 0.0,
+                     human: HumanDecider | None = None, *, lam: int = DEFAULT_LAMBDA,
+                     pace: float = 0.0,
                      variant: str | None = None, board: str | None = None,
                      bot_processes: bool = True, money: str = "open") -> LocalGameResult:
     """``silkroad play``: seat 0 is ``human`` (or a ``bot_kind`` bot), the others are bot

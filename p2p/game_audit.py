@@ -44,6 +44,7 @@ from crypto.audit import (
     read_chains,
 )
 from crypto.errors import CheatDetected, MalformedInput
+from crypto.shuffle import DEFAULT_LAMBDA, check_lambda_range
 from crypto.transcript import Envelope, signing_key
 from engine.actions import RESOLVER, Action
 from engine.errors import IllegalAction
@@ -535,6 +536,28 @@ def _verdict(out: GameAuditReport, rep: AuditReport, replay: EngineReplay, n: in
     out.violation = Violation(None, None, None, rule, "; ".join(out.notes)[:1000])
 
 
+def _lambda_problem(version: int, lam: int) -> str | None:
+    """Why the file's λ (cut-and-choose rounds) cannot be this game's: since protocol
+    version 4 it is the protocol's own (:data:`crypto.shuffle.DEFAULT_LAMBDA`), so the game
+    id, which binds the version, binds it too; before, any value in range was recorded.
+    λ is not signed by anyone: a wrong one is the file's damage, naming no one."""
+    if version >= CERTIFIED_SINCE and lam != DEFAULT_LAMBDA:
+        return (f"the file says λ = {lam!r:.20}, but protocol version {version} games use "
+                f"{DEFAULT_LAMBDA}")
+    try:
+        check_lambda_range(lam)
+    except MalformedInput as exc:
+        return str(exc)
+    return None
+
+
+def _damaged(why: str, names: list[str]) -> GameAuditReport:
+    report = GameAuditReport(False, Violation(None, None, None, "damaged", why), None,
+                             status=DAMAGED, notes=["the file is damaged", why])
+    report.names = names
+    return report
+
+
 def audit_game(path: str | os.PathLike[str], record: bool = False,
                progress: Callable[[int, int], None] | None = None) -> GameAuditReport:
     """Audit a ``game.silkroad`` file; never raises for bad input (see ``exit_code``).
@@ -553,6 +576,9 @@ def audit_game(path: str | os.PathLike[str], record: bool = False,
     except BoardMismatch as exc:
         # the board in the file is not the one whose digest the game id binds
         return GameAuditReport(False, Violation(None, None, None, "board", exc.reason), None)
+    why = _lambda_problem(game.params.protocol_version, game.lam)
+    if why is not None:
+        return _damaged(why, names)
     return _guarded(lambda: audit_wires(game.wires, [e.key for e in game.roster],
                                         game.game_id, game.lam, config, record,
                                         game.params.protocol_version,
@@ -586,6 +612,9 @@ def audit_folder(folder: str | os.PathLike[str],
         return GameAuditReport(False, None, None, error=str(exc))
     except BoardMismatch as exc:
         return GameAuditReport(False, Violation(None, None, None, "board", exc.reason), None)
+    why = _lambda_problem(params.protocol_version, lam)
+    if why is not None:
+        return _damaged(why, [e.name for e in roster])
     report = _guarded(lambda: audit_wires(wires, [e.key for e in roster], game_id, lam, config,
                                           version=params.protocol_version,
                                           shuffle_mode=params.shuffle_mode,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from crypto import group as g
+from crypto.shuffle import DEFAULT_LAMBDA
 from engine.bots import make_bot
 
 from .connection import Listener
@@ -84,7 +85,7 @@ class LocalGameResult:
 
 
 async def make_local_setup(players: int, shuffle_mode: str, root: Path,
-                           ports: list[int] | None = None, lam: int = 40,
+                           ports: list[int] | None = None, lam: int = DEFAULT_LAMBDA,
                            names: list[str] | None = None, *, variant: str = "base",
                            board: str | os.PathLike[str] | None = None,
                            money: str = "open") -> list[LocalPeer]:
@@ -118,7 +119,7 @@ async def make_local_setup(players: int, shuffle_mode: str, root: Path,
 
 
 def prepare_folder(folder: Path, roster: list[RosterEntry], params: GameParams, seat: int,
-                   game_id: bytes, identity: Identity, lam: int = 40,
+                   game_id: bytes, identity: Identity, lam: int = DEFAULT_LAMBDA,
                    board: str = DEFAULT_BOARD) -> GameStore:
     """Write ``meta.json`` and the initial ``secrets.bin`` (identity, fresh ElGamal key) so
     a peer process (:mod:`p2p.peer`) can play this seat from the folder alone."""
@@ -185,7 +186,7 @@ async def finish_peer(peer: LocalPeer, grace: float = 3.0) -> None:
 
 async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed: int = 0,
                          shuffle_mode: str = "audit", folder: str | Path = "games",
-                         human: HumanDecider | None = None, *, lam: int = 40,
+                         human: HumanDecider | None = None, *, lam: int = DEFAULT_LAMBDA,
                          audit: bool = True, names: list[str] | None = None,
                          on_tables: Callable[[list[Table]], None] | None = None,
                          variant: str | None = None,

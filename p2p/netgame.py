@@ -13,6 +13,8 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from crypto.shuffle import DEFAULT_LAMBDA
+
 from .connection import Listener
 from .game import BoardMismatch, GameSetup, check_board, read_board_spec, variant_reverse
 from .identity import Identity
@@ -48,7 +50,7 @@ def seat_folder(root: str | Path, setup: GameSetup, listener: Listener) -> Path:
 
 async def play_setup(setup: GameSetup, listener: Listener, root: str | Path,
                      agent: Agent | None = None, human: HumanDecider | None = None, *,
-                     lam: int = 40, abandon_timeout: float = 1800.0,
+                     lam: int = DEFAULT_LAMBDA, abandon_timeout: float = 1800.0,
                      on_table: Callable[[Table, Path], None] | None = None,
                      variant: str | None = None,
                      board: str | os.PathLike[str] | None = None,

@@ -48,6 +48,7 @@ from typing import Any
 
 import msgpack
 
+from crypto.shuffle import DEFAULT_LAMBDA
 from engine.state import Config
 
 from .game import DEFAULT_BOARD, GameParams, game_config
@@ -263,7 +264,7 @@ class GameStore:
 
     # --- meta ---------------------------------------------------------------------------
     def create(self, roster: list[RosterEntry], params: GameParams, seat: int,
-               game_id: bytes, lam: int = 40, board: str = DEFAULT_BOARD) -> None:
+               game_id: bytes, lam: int = DEFAULT_LAMBDA, board: str = DEFAULT_BOARD) -> None:
         """Create the folder and write ``meta.json`` (once, at the start of the game).
 
         ``board`` is the agreed board spec (``"default"`` or the board file's JSON text):

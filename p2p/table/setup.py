@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from crypto.shuffle import DEFAULT_LAMBDA
 from crypto.transcript import signing_key
 from engine.actions import Action
 from engine.state import Config
@@ -41,7 +42,7 @@ class TableSetup:
     keys: list[bytes]
     my_seat: int
     shuffle_mode: str = "audit"
-    lam: int = 40
+    lam: int = DEFAULT_LAMBDA
     variant: str = "base"
     #: board spec (``"default"`` or board JSON) and the digest the table agreed on
     board: str = DEFAULT_BOARD

@@ -385,7 +385,7 @@ def test_two_seats_on_one_folder_is_a_local_error(tmp_path: Path,
     from p2p.store import FolderLock
 
     async def folder() -> Path:
-        peers = await make_local_setup(3, "audit", tmp_path / "peers", lam=8)
+        peers = await make_local_setup(3, "audit", tmp_path / "peers")
         for p in peers:
             await p.listener.close()
         p = peers[1]

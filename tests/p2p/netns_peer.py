@@ -46,7 +46,7 @@ async def main(role: str, address: str, root: str) -> None:
     finally:
         await disc.close()
     result = await play_setup(setup, listener, root, FrugalBot(setup.my_seat),
-                              lam=8, abandon_timeout=60)
+                              abandon_timeout=60)
     await listener.close()
     print(json.dumps({"seat": setup.my_seat, "hash": result.state_hash.hex(),
                       "export": str(result.export), "found_via_mdns": role != "host"}),

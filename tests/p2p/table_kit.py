@@ -8,14 +8,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from crypto.shuffle import DEFAULT_LAMBDA
 from engine.actions import Action, Buy, Decline, ExchangeDone, ExchangePair, Trade
 from engine.bots import make_bot
 from engine.view import PlayerView
 from p2p.local_table import LocalPeer, finish_peer, make_local_setup, start_peer
 from p2p.table import Table, TableResult, TableStopped
 
-LAM = 8
-"""Cut-and-choose rounds in tests (the verified shuffle's cost grows with it)."""
+LAM = DEFAULT_LAMBDA
+"""λ of the tables in tests: the protocol's own (it only weighs on cut-and-choose proofs,
+which tables do not use)."""
 
 def run(coro_fn: Callable[[], Awaitable[Any]], timeout: float = 60.0) -> Any:
     """Run one async test body with a hard timeout (no pytest-asyncio needed)."""

@@ -67,7 +67,7 @@ def test_run_local_game_with_a_human_callback(tmp_path: Path) -> None:
         return me.choose(view, legal)
 
     bots = [FrugalBot(s) for s in range(3)]
-    result = run(lambda: run_local_game(3, bots, 5, "audit", tmp_path, human, lam=8),
+    result = run(lambda: run_local_game(3, bots, 5, "audit", tmp_path, human),
                  timeout=140)
     assert asked, "the human callback was never asked"
     assert len(set(result.state_hashes)) == 1
