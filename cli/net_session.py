@@ -121,6 +121,8 @@ class NetSession:
         self.handle.subscribe(self._on_step)
         state = new_game(make_config(len(self.seats)))
         self._state: GameState = state
+        #: steps narrated so far (a jump means we resumed mid-game: see _retell)
+        self._told = 0
         self._hand: dict[int, int] = {}
         self.narrator = Narrator(self.names, viewer=seat)
         self.history: list[str] = []
@@ -261,7 +263,33 @@ class NetSession:
         if self._poller is None:
             self._poller = asyncio.get_running_loop().create_task(self._poll())
 
+    def _retell(self) -> list[str]:
+        """After a resume the table starts mid-game: tell the moves before it from the
+        game's record, so the log reads as if we had never left (our past hands are not
+        in the record, so they are told as a watcher sees them)."""
+        record = self.handle.record()
+        if record is None:
+            return []
+        state, actions = record
+        lines: list[str] = []
+        for a in actions[:-1]:
+            after = state.copy()
+            try:
+                apply(after, a)
+                lines.extend(self.narrator.tell(state, a, after))
+            except Exception:  # narration must never stop the game
+                break
+            state = after
+        self._state = state
+        city = state.board.cities[state.city]
+        lines.append(f"— You rejoined the game here, in {city} (stop {state.visit}). —")
+        return lines
+
     def _on_step(self, a: Action) -> None:
+        past: list[str] = []
+        if self.handle.step != self._told + 1 and self.handle.step > 1:
+            past = self._retell()
+        self._told = self.handle.step
         before, hb = self._state, self._hand
         after = self.handle.state() or before
         ha = self.handle.hand() if self.seat is not None else {}
@@ -282,6 +310,7 @@ class NetSession:
             self._set_status(None)
         elif self._status and self._status.startswith("You chose"):
             self._set_status(None)
+        lines = past + lines
         self.history.extend(lines)
         self._emit(StateChanged(tuple(lines)))
 

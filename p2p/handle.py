@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.actions import Action
+from engine.game import new_game
 from engine.state import GameState, Phase
 from engine.view import PlayerView
 
@@ -89,6 +90,13 @@ class TableHandle:
     def state(self) -> GameState | None:
         """A copy of the table's state (the live one changes under running crypto ops)."""
         return self._table.state.copy() if self._table is not None else None
+
+    def record(self) -> tuple[GameState, list[Action]] | None:
+        """The game so far: its first state and every action applied since (a resumed
+        screen retells the moves before it rejoined)."""
+        if self._table is None:
+            return None
+        return new_game(self._table.config), self._table.applied_actions()
 
     def view(self) -> PlayerView | None:
         """The player's view: the public state and the colours of our own goods only."""

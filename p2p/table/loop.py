@@ -40,7 +40,7 @@ from crypto.audit import Violation
 from crypto.errors import CheatDetected, MalformedInput, ProtocolStateError
 from crypto.session import TokenSession
 from crypto.transcript import Envelope, Equivocation, Signer, TranscriptLog, ack_body
-from engine.actions import RESOLVER, Action, VizierChoice, encode
+from engine.actions import RESOLVER, Action, VizierChoice, decode, encode
 from engine.game import new_game, scores, winners
 from engine.rules import actors, apply, is_simultaneous, legal_actions
 from engine.view import PlayerView
@@ -205,6 +205,11 @@ class Table:
 
     def state_hash(self) -> bytes:
         return self.state.hash()
+
+    def applied_actions(self) -> list[Action]:
+        """Every engine action applied so far, in order: with :func:`engine.game.new_game`
+        of :attr:`config` it rebuilds the game up to here (a resumed UI retells it)."""
+        return [decode(e) for e in self._applied]
 
     def legal(self, seat: int) -> list[Action]:
         return legal_actions(self.state, seat, self.hand())

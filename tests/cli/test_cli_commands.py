@@ -60,7 +60,7 @@ def test_networked_headless_json_in_one_process(tmp_path: Path,
     capsys.readouterr()
     assert main(["audit", str(t)]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("FAIR:") and "Scores: Marco " in text and "[" not in text
+    assert text.startswith("CERTIFIED:") and "Scores: Marco " in text and "[" not in text
 
 
 def test_headless_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -116,3 +116,30 @@ def test_quitting_says_how_to_resume(tmp_path: Path) -> None:
     assert f"'silkroad audit {tmp_path}' checks the part played" in text
     resume = next(x for x in text.splitlines() if x.startswith("Resume it with: "))
     assert resume.endswith(f" join --resume {tmp_path}")
+
+
+@pytest.mark.timeout(150)
+def test_a_resumed_screen_retells_the_game_so_far(tmp_path: Path) -> None:
+    """Issue 10 item 13: after a resume the log is not empty — the moves before the player
+    left are told again from the game's record, then where the player rejoined."""
+    from engine.bots import make_bot
+    from p2p.front_door import resume_seat
+
+    folder = run(lambda: _quit_mid_game(tmp_path / "peers", 12), timeout=80)
+    record = read_seat(folder)
+
+    async def resumed() -> NetSession:
+        async def runner(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
+            res = await resume_seat(folder, handle, make_bot("random", 1), None)
+            return RunOutcome(res.export, 0.0)
+
+        seats = [SeatInfo(e.name, "random") for e in record.roster]
+        session = NetSession(seats, record.seat, runner)
+        await session.play_to_end()
+        return session
+
+    session = run(resumed, timeout=120)
+    history = session.history
+    rejoined = next(i for i, line in enumerate(history) if "You rejoined the game here" in line)
+    told = history[:rejoined]  # the first dozen steps, told again
+    assert len(told) >= 5 and any(" pass" in line or " bid" in line for line in told), told
