@@ -16,7 +16,7 @@ import os
 
 from cli.replay_model import ReplayError, ReplayModel
 from engine.rules import actors
-from p2p.game_audit import audit_game
+from p2p.game_audit import UNFAIR, audit_game
 from p2p.store import EXPORT_MAGIC, StoreError, read_export
 
 
@@ -40,9 +40,9 @@ def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
     if report.error is not None:
         raise ReplayError(f"{path}: {report.error}")
     rec = report.replay
-    # an unfinished game (no secrets, or stopped early) still replays as far as it went
-    unfair = report.violation is not None and report.violation.rule != "incomplete"
-    if unfair or rec is None:
+    # an unfinished, uncertified or damaged game still replays as far as its record goes;
+    # one where a seat signed something false does not
+    if report.status == UNFAIR or rec is None:
         raise ReplayError(f"{path} does not audit fair ({report}); "
                           "run 'silkroad audit' for the details")
     truth = rec.truth

@@ -578,9 +578,10 @@ def _pawn_to(s: GameState, to: int) -> None:
         # market, the receiver collects the turn tokens; the caravan then goes on to the
         # end city, where the game ends ("with the caravan standing in the end city":
         # docs/rules.md, "The last city").
-        s.tokens = [0] * s.players
-        s.city = s.board.end
-        s.visit += 1
+        if s.config.final_move:
+            s.tokens = [0] * s.players
+            s.city = s.board.end
+            s.visit += 1
         s.phase = PH_REVEAL
     else:
         _begin_auction(s)

@@ -142,7 +142,7 @@ def simulate(
         tiles += tiles_at_start - sum(map(len, s.layout))
         # every move of the caravan follows exactly one auction, except the last one into
         # the end city after the last market (docs/rules.md, "the end")
-        auctions += s.visit - 1
+        auctions += s.visit - int(config.final_move)
     seconds = time.perf_counter() - start
 
     n = max(games, 1)

@@ -41,6 +41,12 @@ class Config(NamedTuple):
     board: Board
     goods_each: int = 3
     start_money: int = 10
+    #: after the last market the caravan goes on into the end city, and the pawn's receiver
+    #: collects the turn tokens (docs/rules.md, "The end").  Networked games recorded
+    #: before protocol version 4 ended in the last tile city: their config says False so
+    #: that they replay (and audit) exactly as they were played.  Not in the state hash:
+    #: the protocol version, which the game id binds, decides it.
+    final_move: bool = True
 
     @property
     def reverse(self) -> bool:

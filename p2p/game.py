@@ -43,6 +43,8 @@ AUDITABLE_VERSIONS = (1, 2, 3, PROTOCOL_VERSION)
 actions of version 1 are those of version 2; only the ack schedule differs.  Version 3
 changed only the handshake's join-code check, not what a game records.  Games before
 version 4 have no closing acknowledgements: they audit as consistent, never certified)."""
+FINAL_MOVE_SINCE = 4
+"""The first protocol version whose games end with the caravan in the end city."""
 CERTIFIED_SINCE = 4
 """The first protocol version whose games end with every seat's closing acknowledgement."""
 WORD_COUNT = 5
@@ -243,4 +245,6 @@ def game_config(params: GameParams, spec: str | None = None) -> Config:
     by its variant.  Every peer and the offline audit build the config through here."""
     reverse = variant_reverse(params.variant)
     use = check_board(params, spec)
-    return make_config(params.players, reverse, load_board_spec(use, reverse))
+    config = make_config(params.players, reverse, load_board_spec(use, reverse))
+    # the rules a game was played by are its protocol version's (engine.state.Config)
+    return config._replace(final_move=params.protocol_version >= FINAL_MOVE_SINCE)
