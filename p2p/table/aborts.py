@@ -1,5 +1,9 @@
 """Identifiable aborts: telling the table why we stop, and judging others' accusations.
 
+A stop that accuses no one (a timeout, the player abandoning, a local error) is told in a
+``stop`` notice, so the others stop at once instead of waiting for us
+(:meth:`Aborts.tell_stop`).
+
 A peer that catches a cheat (possibly one only it can check, docs/security.md "Deferred
 checks") signs an ``abort`` notice naming the culprit, the rule and the envelope, so the
 others confirm it from the public transcript instead of waiting on it and blaming its
@@ -20,11 +24,16 @@ from crypto.audit import Violation
 from crypto.errors import CheatDetected, MalformedInput
 from crypto.transcript import Envelope, EquivocationProof
 
-from ..wire import ABORT_KIND, PROOF_RULES, abort_evidence
+from ..wire import ABORT_KIND, PROOF_RULES, STOP_KIND, abort_evidence
 from .context import TableContext
 from .outcome import TableStopped
 
 log = logging.getLogger("p2p.table")
+
+SELF_EVIDENT = ("desync", "peer-stopped", "false-abort")
+"""Stops every peer reaches by itself (a dispute's majority, another seat's notice, an
+accusation each peer judges): no stop notice is sent for them, so that it can never
+pre-empt another peer's own verdict."""
 
 ABORT_WAIT = 5.0
 """Seconds an abort notice may wait for the envelope it names before it is judged."""
@@ -66,6 +75,17 @@ class Aborts:
             self._emit(ABORT_KIND, body)
         except Exception:  # the notice is best effort; our own stop still happens
             log.exception("seat %d could not send its abort notice", ctx.me)
+
+    def tell_stop(self, rule: str, detail: str) -> None:
+        """Tell the others why we stop (a stop notice, naming no one), unless an accusation
+        — an abort notice, ours or one we judged — already does, or every peer reaches the
+        verdict by itself: each of them would otherwise wait for us until its timeout."""
+        if self.busy or rule in SELF_EVIDENT:
+            return
+        try:
+            self._emit(STOP_KIND, [rule[:64], detail[:1000]])
+        except Exception:  # best effort: we are stopping anyway
+            log.exception("seat %d could not send its stop notice", self.ctx.me)
 
     @property
     def busy(self) -> bool:

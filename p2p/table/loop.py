@@ -39,7 +39,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from crypto.audit import Violation
 from crypto.errors import CheatDetected, MalformedInput, ProtocolStateError
 from crypto.session import TokenSession
-from crypto.transcript import Envelope, Equivocation, Signer, TranscriptLog, ack_body
+from crypto.transcript import Envelope, Equivocation, Signer, TranscriptLog
 from engine.actions import RESOLVER, Action, VizierChoice, decode, encode
 from engine.game import new_game, scores, winners
 from engine.rules import actors, apply, is_simultaneous, legal_actions
@@ -67,6 +67,7 @@ from ..wire import (
 from ..zones import COLOUR_OF, ZoneMap
 from .aborts import Aborts
 from .acks import AckBook
+from .closes import Closes
 from .context import TableContext
 from .inbox import Inbox
 from .outbox import Outbox
@@ -76,12 +77,6 @@ from .setup import Agent, HumanDecider, TableSetup, Transport
 from .waiting import Waiter
 
 log = logging.getLogger("p2p.table")
-
-SELF_EVIDENT = ("desync", "peer-stopped", "false-abort")
-"""Stops every peer reaches by itself (a dispute's majority, another seat's notice, an
-accusation each peer judges): no stop notice is sent for them, so that it can never
-pre-empt another peer's own verdict."""
-
 
 def _settle_heap() -> None:
     """Move everything allocated so far out of the cyclic garbage collector's reach.
@@ -139,9 +134,8 @@ class Table:
         #: (round, envelope, rule, detail)
         self._suspects: list[tuple[int, Envelope, str, str]] = []
         self.acks.on_confirmed = self._accuse_confirmed
-        #: closing acknowledgements received (seat -> envelope) and the final chain value
-        self._closes: dict[int, Envelope] = {}
-        self._final: bytes | None = None
+        self.closes = Closes(self.ctx, lambda k, b: self.emit(k, b),
+                             lambda env, rule, detail: self._violation(env, rule, detail))
         self._actions: dict[int, list[Envelope]] = {}
         self._my_actions: set[int] = set()
         self._hash_now = self.state.hash()
@@ -250,7 +244,7 @@ class Table:
                 self._save_secrets(None)
             await self._play()
         except TableStopped as exc:
-            self._tell_stop(exc.rule, exc.detail)
+            self.aborts.tell_stop(exc.rule, exc.detail)
             # why the table stopped stays in the folder next to the transcript, so an
             # audit of the folder later says who was blamed and why (abandon, timeout, cheat)
             if self.store is not None:
@@ -259,7 +253,7 @@ class Table:
                                              len(self.log.entries))
             raise
         except Exception as exc:  # a local failure (disk, bug): the others learn it at once
-            self._tell_stop("local-error", f"{type(exc).__name__}: {exc}")
+            self.aborts.tell_stop("local-error", f"{type(exc).__name__}: {exc}")
             raise
         finally:
             # whatever we signed (our last ack, an abort notice) still leaves, durably
@@ -333,26 +327,10 @@ class Table:
         # the secrets end the game for good: only after everybody agreed on the final state
         await self.acks.confirm(self.step)
         await self.op(lambda: self.session.reveal_secrets(), "secrets")
-        await self._close()
+        await self.closes.close(self.step, self.acks.chain_at[self.step])
         self.done = True
 
-    async def _close(self) -> None:
-        """Sign our closing acknowledgement (the final state, and the heads of every chain
-        including everybody's secrets) and wait for everybody's: a game is certified only
-        when every seat's close is in the transcript each peer exports."""
-        self._final = self.acks.chain_at[self.step]
-        for env in list(self._closes.values()):
-            self._check_close(env)
-        if self.me not in self._closes:
-            self.emit(CLOSE_KIND, ack_body(self.step, self._final, self.log))
-        await self.waiter.wait(lambda: len(self._closes) == self.n, "the closing acknowledgements",
-                               lambda: [p for p in range(self.n) if p not in self._closes])
 
-    def _check_close(self, env: Envelope) -> None:
-        """A close must name the final state every seat acknowledged before the secrets."""
-        if self._final is not None and (env.body[0] != self.step or env.body[1] != self._final):
-            self._violation(env, "close-mismatch", f"seat {env.sender} closed the game on "
-                                                   "another state than the one all acknowledged")
 
     # ================================================================ decisions
     async def decide(self) -> Action:
@@ -462,17 +440,6 @@ class Table:
         self.aborts.send(eq, None, evidence=eq.proof.encode())
         self.stop(eq.culprit, eq.rule, eq.detail)
 
-    def _tell_stop(self, rule: str, detail: str) -> None:
-        """Tell the others why we stop, unless an accusation (an abort notice, ours or one
-        we judged) already does, or the stop came from them: each of them would otherwise
-        wait for us until its timeout."""
-        if self.aborts.busy or rule in SELF_EVIDENT:
-            return
-        try:
-            self.emit(STOP_KIND, [rule[:64], detail[:1000]])
-        except Exception:  # best effort: we are stopping anyway
-            log.exception("seat %d could not send its stop notice", self.me)
-
     def _on_stall(self) -> None:
         """A wait that lasts: fetch what we may lack, and acknowledge the round we stand
         in.  By closure every peer acknowledges it too, so if the table stalls because the
@@ -566,11 +533,8 @@ class Table:
         elif kind == CLOSE_KIND:
             if not ack_body_ok(body, self.n):
                 self._violation(env, "malformed-close", f"seat {who} signed a malformed close")
-            elif who in self._closes:
-                self._violation(env, "second-close", f"seat {who} signed a second close")
             else:
-                self._closes[who] = env
-                self._check_close(env)
+                self.closes.received(env)
         elif kind == ABORT_KIND:
             if not abort_body_ok(body):
                 self._violation(env, "malformed-abort", f"seat {who} signed a malformed "

@@ -114,6 +114,28 @@ class _Silence:
         return await self.inner.next_event()
 
 
+class Rerouted:
+    """A peer's mesh whose broadcasts ``route(body)`` may send to one seat only (a cheater
+    showing something to one peer); None broadcasts as usual."""
+
+    def __init__(self, inner: Any, route: Callable[[bytes], int | None]) -> None:
+        self.inner = inner
+        self.route = route
+
+    def broadcast(self, body: bytes) -> None:
+        seat = self.route(body)
+        if seat is None:
+            self.inner.broadcast(body)
+        else:
+            self.inner.send(seat, body)
+
+    def send(self, seat: int, body: bytes) -> None:
+        self.inner.send(seat, body)
+
+    async def next_event(self) -> Any:
+        return await self.inner.next_event()
+
+
 def go_silent(t: Table) -> None:
     """From now on ``t`` sends nothing (as a peer whose machine died would)."""
     t.transport = _Silence(t.transport)

@@ -16,7 +16,7 @@ from typing import Any
 import msgpack
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from table_kit import finished, play_tables, run
+from table_kit import Rerouted, finished, play_tables, run
 
 from crypto.transcript import DOMAIN, VERSION, envelope_id
 from engine.actions import Action, Bid, PassBid, decode, encode
@@ -210,27 +210,6 @@ def test_a_close_without_secrets_is_named(game: tuple[Path, list[LocalPeer]],
     assert v.rule in ("rewritten-history", "closed-without-secrets"), str(report)
 
 
-class PartialTransport:
-    """Wraps a mesh: the action envelope of one step goes to one peer only."""
-
-    def __init__(self, inner: Any, only_to: int, envelope: bytes) -> None:
-        self.inner = inner
-        self.only_to = only_to
-        self.envelope = envelope
-
-    def broadcast(self, body: bytes) -> None:
-        if body == ENV_TAG + self.envelope:
-            self.inner.send(self.only_to, body)
-        else:
-            self.inner.broadcast(body)
-
-    def send(self, seat: int, body: bytes) -> None:
-        self.inner.send(seat, body)
-
-    async def next_event(self) -> Any:
-        return await self.inner.next_event()
-
-
 @pytest.mark.timeout(120)
 def test_an_action_sent_to_one_peer_only_is_fetched_and_the_game_is_certified(
         tmp_path: Path) -> None:
@@ -244,7 +223,8 @@ def test_an_action_sent_to_one_peer_only_is_fetched_and_the_game_is_certified(
                 env = self.outbox.sign(kind, body)
                 done.append(self.step)
                 inner = self.transport
-                self.transport = PartialTransport(inner, 0, env.wire)
+                self.transport = Rerouted(inner, lambda b: 0 if b == ENV_TAG + env.wire
+                                          else None)
                 self._dispatch(env)
                 self.outbox.send_own([env.wire], urgent=True)
                 self.transport = inner

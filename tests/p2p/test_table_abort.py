@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from table_kit import play_tables, run
+from table_kit import Rerouted, play_tables, run
 
 from crypto.protocols.base import Step
 from crypto.protocols.deal import Deal
@@ -196,27 +196,6 @@ def test_equivocation_to_different_peers_is_exposed_by_the_dispute(tmp_path: Pat
         assert r.culprit == CHEAT and r.rule in ("equivocation", "bad-chain"), (me, r)
 
 
-class ToVictimOnly:
-    """The cheater's mesh: what it sends during the deal reaches VICTIM only."""
-
-    def __init__(self, inner: Any, table: Table) -> None:
-        self.inner = inner
-        self.table = table
-
-    def broadcast(self, body: bytes) -> None:
-        cur = self.table.session.current
-        if body[:1] == ENV_TAG and cur is not None and cur.name == "deal":
-            self.inner.send(VICTIM, body)
-        else:
-            self.inner.broadcast(body)
-
-    def send(self, seat: int, body: bytes) -> None:
-        self.inner.send(seat, body)
-
-    async def next_event(self) -> Any:
-        return await self.inner.next_event()
-
-
 @pytest.mark.timeout(90)
 def test_a_bad_share_shown_to_its_victim_only_is_named_by_every_peer(tmp_path: Path) -> None:
     """The cheater sends its deal messages — one with a bad share for VICTIM — to VICTIM
@@ -226,7 +205,12 @@ def test_a_bad_share_shown_to_its_victim_only_is_named_by_every_peer(tmp_path: P
     def prepare(t: Table) -> None:
         if t.me == CHEAT:
             t.session.ops["deal"] = OneBadShareDeal
-            t.transport = ToVictimOnly(t.transport, t)
+            def deal_to_victim(body: bytes) -> int | None:
+                cur = t.session.current
+                in_deal = body[:1] == ENV_TAG and cur is not None and cur.name == "deal"
+                return VICTIM if in_deal else None
+
+            t.transport = Rerouted(t.transport, deal_to_victim)
 
     peers, results = run(lambda: play_tables(tmp_path, 3, prepare=prepare, abandon=30.0),
                          timeout=85)
