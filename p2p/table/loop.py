@@ -326,7 +326,16 @@ class Table:
                 self.on_step(self, a)
         # the secrets end the game for good: only after everybody agreed on the final state
         await self.acks.confirm(self.step)
-        await self.op(lambda: self.session.reveal_secrets(), "secrets")
+        try:
+            await self.op(lambda: self.session.reveal_secrets(), "secrets")
+        except TableStopped as exc:
+            if exc.rule != "timeout" or exc.culprit is None:
+                raise
+            # it acknowledged the end but keeps what would let anyone check its shuffles
+            # and its "none available" claims: a withheld secret, named as such
+            raise TableStopped(exc.culprit, "secrets-withheld",
+                               f"seat {exc.culprit} acknowledged the end of the game but did "
+                               f"not reveal its secrets ({exc.detail})") from exc
         await self.closes.close(self.step, self.acks.chain_at[self.step])
         self.done = True
 

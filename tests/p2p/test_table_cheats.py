@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -417,3 +418,27 @@ def test_weak_roster_key_in_a_transcript_is_named(fair_game: Path, tmp_path: Pat
     v = report.violation
     assert report.exit_code == EXIT_UNFAIR and v is not None, str(report)
     assert (v.party, v.rule) == (1, "weak-key"), str(report)
+
+
+@pytest.mark.timeout(120)
+def test_a_seat_that_withholds_its_secrets_is_named(tmp_path: Path) -> None:
+    """Seat 1 plays to the end and acknowledges it, then never sends its secrets (without
+    them nobody can check its shuffles or its "none available" claims).  The others name it
+    (`secrets-withheld`); their transcripts are incomplete — the file alone cannot show that
+    seat 1 withheld rather than that the file was cut — and say whose secrets are missing."""
+    class Withholder(Table):
+        async def op(self, start: Any, what: str) -> Any:
+            if what == "secrets" and self.me == 1:
+                await asyncio.sleep(8)  # never signs them; leaves once the others are gone
+                raise TableStopped(1, "left", "kept its secrets")
+            return await super().op(start, what)
+
+    peers, results = run(lambda: play_tables(tmp_path, 3, table_cls=Withholder, abandon=3.0),
+                         timeout=110)
+    for me in (0, 2):
+        r = results[me]
+        assert isinstance(r, TableStopped), (me, r)
+        assert (r.culprit, r.rule) == (1, "secrets-withheld"), (me, r)
+        report = audit_folder(peers[me].folder)
+        assert report.status == INCOMPLETE and report.violation is not None, str(report)
+        assert report.violation.party is None and "seats [1]" in str(report), str(report)
