@@ -140,7 +140,6 @@ class _Link:
     in_seq: int = 0
     ready: bool = False
     up: bool = False
-    ever_up: bool = False
     last_heard: float = 0.0
     unconsumed: int = 0
     lost: asyncio.Event = field(default_factory=asyncio.Event)
@@ -429,7 +428,6 @@ class Mesh:
                 self._dispatch(link, conn, msg, restarted)
                 if not link.up and link.ready and link.conn is conn:
                     link.up = True
-                    link.ever_up = True
                     log.info("%s up%s", link.entry.label, " (restarted)" if restarted else "")
                     self._emit(PeerUp(link.entry.seat, link.entry.label, restarted))
         except asyncio.CancelledError:

@@ -257,7 +257,6 @@ class GameStore:
         self.stopped_path = self.folder / "stopped.json"
         self.bots_path = self.folder / "bots.json"
         self._fh: Any = None
-        self._dirty = False
         #: records appended so far / known to be on disk (fsync done after they were written)
         self.written = 0
         self.synced = 0
@@ -331,7 +330,6 @@ class GameStore:
                                                os.O_WRONLY | os.O_APPEND), "ab")
         self._fh.write(_LEN.pack(len(wire)) + wire)
         self._fh.flush()
-        self._dirty = True
         self.written += 1
         if durable:
             self.sync()
@@ -349,7 +347,6 @@ class GameStore:
             upto = self.written
             os.fsync(fh.fileno())
             self.synced = max(self.synced, upto)
-            self._dirty = self.synced < self.written
 
     def load_transcript(self) -> list[bytes]:
         """Stored wires in arrival order; a torn final record is dropped (and truncated)."""
