@@ -117,7 +117,7 @@ class ReplayApp:
 
     def _roads(self) -> bool:
         """Road arrows when the panels keep room for names (as at the table)."""
-        from cli.table_app import PANEL_MIN
+        from cli.table_view import PANEL_MIN
 
         s = self.model.states[self.step]
         text = "".join(t for _, t, *_ in render_map(s, self.route()))
