@@ -123,6 +123,8 @@ class NetSession:
         self._state: GameState = state
         #: steps narrated so far (a jump means we resumed mid-game: see _retell)
         self._told = 0
+        #: after a resume, the step after which "you rejoined here" is told
+        self._rejoin_at: int | None = None
         self._hand: dict[int, int] = {}
         self.narrator = Narrator(self.names, viewer=seat)
         self.history: list[str] = []
@@ -281,8 +283,9 @@ class NetSession:
                 break
             state = after
         self._state = state
-        city = state.board.cities[state.city]
-        lines.append(f"— You rejoined the game here, in {city} (stop {state.visit}). —")
+        # the table re-runs the recorded steps after its snapshot before anything new
+        # happens: they are told as they come, and the marker follows the last of them
+        self._rejoin_at = max(self.handle.recorded_steps, self.handle.step)
         return lines
 
     def _on_step(self, a: Action) -> None:
@@ -311,6 +314,10 @@ class NetSession:
         elif self._status and self._status.startswith("You chose"):
             self._set_status(None)
         lines = past + lines
+        if self._rejoin_at is not None and self.handle.step >= self._rejoin_at:
+            self._rejoin_at = None
+            city = after.board.cities[after.city]
+            lines.append(f"— You rejoined the game here, in {city} (stop {after.visit}). —")
         self.history.extend(lines)
         self._emit(StateChanged(tuple(lines)))
 

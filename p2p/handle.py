@@ -87,6 +87,12 @@ class TableHandle:
     def step(self) -> int:
         return self._table.step if self._table is not None else 0
 
+    @property
+    def recorded_steps(self) -> int:
+        """After a resume, how many steps the stored record already held (the table
+        re-runs those from the snapshot on before anything new happens); 0 otherwise."""
+        return self._table.recorded_steps if self._table is not None else 0
+
     def state(self) -> GameState | None:
         """A copy of the table's state (the live one changes under running crypto ops)."""
         return self._table.state.copy() if self._table is not None else None

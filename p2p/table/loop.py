@@ -143,6 +143,9 @@ class Table:
         #: every applied action (encoded): a snapshot rebuilds the engine state from them
         self._applied: list[bytes] = []
         self.resumed = False
+        #: after a resume, the step count the stored record reaches: the steps from the
+        #: snapshot up to it are re-run from stored envelopes before anything new happens
+        self.recorded_steps = 0
         self._think = 0.0
         #: per applied step: (kind, seconds incl. the ack round but not our own decision
         #: time, crypto ops run, acting seat or -1)
@@ -641,5 +644,6 @@ class Table:
                 self._dispatch(env)
         finally:
             self.ctx.replaying = False
+        self.recorded_steps = max([self.step] + [k + 1 for k in self._actions])
         # envelopes we stored but maybe never sent reach the others through their sync
         # requests (sent on every PeerUp), so nothing is re-broadcast here.

@@ -142,4 +142,6 @@ def test_a_resumed_screen_retells_the_game_so_far(tmp_path: Path) -> None:
     history = session.history
     rejoined = next(i for i, line in enumerate(history) if "You rejoined the game here" in line)
     told = history[:rejoined]  # the first dozen steps, told again
-    assert len(told) >= 5 and any(" pass" in line or " bid" in line for line in told), told
+    # every step played before the quit (12 or more) comes before the marker, also the ones
+    # the table re-ran from its snapshot (once it came after the first of those: flaky)
+    assert len(told) >= 10 and any(" pass" in line or " bid" in line for line in told), told
