@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 
 class IllegalAction(Exception):
     """An action the rules forbid. ``rule`` is a short stable id such as ``auction.bid``;
@@ -11,6 +13,11 @@ class IllegalAction(Exception):
         super().__init__(f"[{rule}] {message}")
         self.rule = rule
         self.message = message
+
+
+def fail(rule: str, msg: str) -> NoReturn:
+    """Refuse an action: the handlers call this before changing anything."""
+    raise IllegalAction(rule, msg)
 
 
 class DataError(ValueError):
