@@ -24,6 +24,7 @@ from crypto.audit import Violation
 from crypto.errors import CheatDetected, MalformedInput
 from crypto.transcript import Envelope, EquivocationProof
 
+from ..sanitize import clean
 from ..wire import ABORT_KIND, PROOF_RULES, STOP_KIND, abort_evidence
 from .context import TableContext
 from .outcome import TableStopped
@@ -136,9 +137,10 @@ class Aborts:
         wires = ctx.log.wires()
         v = await asyncio.to_thread(self._audit, wires)
         if v is not None and v.party is not None and v.rule != "false-abort":
+            # the accuser's rule is its own words: cleaned before a screen or log (sanitize)
             verdict = TableStopped(v.party, v.rule,
                                    f"confirmed from the transcript after seat {accuser}'s abort "
-                                   f"(accused seat {culprit} of {rule}): {v}")
+                                   f"(accused seat {culprit} of {clean(rule, 64)}): {v}")
         else:
             verdict = TableStopped(accuser, "false-abort",
                                    f"seat {accuser} accused seat {culprit} of {rule!r} but the "

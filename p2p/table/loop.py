@@ -50,6 +50,7 @@ from ..handshake import PROTOCOL_VERSION
 from ..identity import Identity
 from ..net_resolver import NetResolver
 from ..resolution import ActionRefused, OpCall, check_move, deal_mode
+from ..sanitize import clean
 from ..store import GameStore, Secrets
 from ..wire import (
     ABORT_KIND,
@@ -560,9 +561,9 @@ class Table:
             elif (who != self.me and not self.ctx.replaying and not self.aborts.tasks
                   and not self.acks.disputed):
                 # (while we judge an accusation or a dispute, its verdict stops us: a seat's
-                # bare word must not pre-empt it)
+                # bare word must not pre-empt it; its words are cleaned: p2p.sanitize)
                 self.stop(None, "peer-stopped", f"seat {who} stopped the table: "
-                                                f"{body[0]}: {body[1]}")
+                                                f"{clean(body[0], 64)}: {clean(body[1], 400)}")
         else:
             self._violation(env, "unknown-kind", f"seat {who} signed an envelope of unknown "
                                                  f"kind {str(kind)[:32]!r}")

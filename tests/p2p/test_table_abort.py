@@ -106,6 +106,33 @@ def test_false_abort_names_the_accuser(tmp_path: Path) -> None:
     _accuser_named(tmp_path, hook, liar)
 
 
+@pytest.mark.timeout(60)
+def test_an_abort_notice_is_confirmed_with_its_words_cleaned(tmp_path: Path) -> None:
+    """The rule an abort notice names is its sender's own words: a peer that confirms the
+    accusation from the transcript quotes it without escape sequences or bidi overrides."""
+    hostile = "\x1b]0;pwned\x07\x1b[2J\u202e"
+
+    def prepare(t: Table) -> None:
+        if t.me == CHEAT:
+            t.session.ops["deal"] = OneBadShareDeal
+        if t.me == VICTIM:
+            emit = t.aborts._emit
+
+            def loud(kind: str, body: Any) -> None:
+                if kind == ABORT_KIND:
+                    body = [body[0], hostile + body[1], *body[2:]]
+                emit(kind, body)
+
+            t.aborts._emit = loud
+
+    peers, results = run(lambda: play_tables(tmp_path, 3, prepare=prepare, abandon=30.0),
+                         timeout=55)
+    _all_name(peers, results, CHEAT, "dleq-invalid")
+    quoted = [v.detail for p in peers for _a, v in p.table.abort_verdicts]
+    assert quoted and all("dleq-invalid" in d for d in quoted), quoted
+    assert not any(ch in d for d in quoted for ch in "\x1b\x07\u202e"), quoted
+
+
 def _equivocate(t: Table, second_to: int, in_order: bool, tasks: list[Any],
                 first_to: int | None = None) -> None:
     """Seat ``t.me`` signs two envelopes with one sequence number: the first goes to

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -337,6 +338,40 @@ def test_a_peer_that_fails_tells_the_others_at_once(tmp_path: Path) -> None:
     for r in results[1:]:
         assert isinstance(r, TableStopped) and r.rule == "peer-stopped", r
         assert r.culprit is None and "disk on fire" in r.detail, r
+
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\u202e"
+"""Terminal escapes (retitle, clear the screen) and a right-to-left override."""
+
+
+def _is_clean(text: str) -> bool:
+    return not any(ch in text for ch in "\x1b\x07\u202e")
+
+
+@pytest.mark.timeout(120)
+def test_a_stop_notice_reaches_the_others_cleaned(tmp_path: Path,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """A stop notice's reason is its sender's own words: the other seats show and log it
+    without its escape sequences or bidi overrides (p2p.sanitize), the words kept."""
+
+    class Crash(Exception):
+        pass
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == 0 and t.step == 10:
+            raise Crash(HOSTILE + "disk on fire")
+
+    with caplog.at_level(logging.INFO, logger="p2p"):
+        _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=60.0),
+                              timeout=40)
+    assert isinstance(results[0], Crash)
+    for r in results[1:]:
+        assert isinstance(r, TableStopped) and r.rule == "peer-stopped", r
+        assert "disk on fire" in r.detail and _is_clean(r.detail), repr(r.detail)
+    told = [x.getMessage() for x in caplog.records
+            if x.getMessage().startswith(("seat 1 ", "seat 2 "))]
+    assert any("disk on fire" in line for line in told), told
+    assert all(_is_clean(line) for line in told), told
 
 
 @pytest.mark.timeout(120)
