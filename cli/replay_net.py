@@ -16,7 +16,7 @@ import os
 
 from cli.replay_model import ReplayError, ReplayModel
 from engine.rules import actors
-from p2p.game_audit import UNFAIR, audit_game
+from p2p.game_audit import UNFAIR, audit_game, shown_names
 from p2p.store import EXPORT_MAGIC, StoreError, read_export
 
 
@@ -33,7 +33,7 @@ def is_network_transcript(path: str | os.PathLike[str]) -> bool:
 def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
     """Audit the transcript and record every step; :class:`ReplayError` if it is not fair."""
     try:
-        names = [e.name for e in read_export(path).roster]
+        names = shown_names(read_export(path).roster)
     except StoreError as exc:
         raise ReplayError(str(exc)) from None
     report = audit_game(path, record=True)

@@ -56,7 +56,9 @@ from . import resolution
 from .ack_chain import chain_next, chain_start
 from .game import CERTIFIED_SINCE, BoardMismatch, compute_game_id, game_config
 from .handshake import PROTOCOL_VERSION
+from .mesh import RosterEntry
 from .resolution import ActionRefused, OpCall, check_move, deal_mode
+from .sanitize import clean
 from .store import GameStore, StoreError, read_export
 from .wire import (
     ABORT_KIND,
@@ -510,8 +512,9 @@ def _verdict(out: GameAuditReport, rep: AuditReport, replay: EngineReplay, n: in
     elif rep.missing or head_notes or not over or not rep.complete:
         why = list(rep.missing) + sorted(set(head_notes))
         for ev in replay.stops[:3]:
-            why.append(f"seat {ev.envelope.sender} stopped the table: {ev.envelope.body[0]}: "
-                       f"{ev.envelope.body[1]}"[:300])
+            rule, detail = ev.envelope.body[:2]  # its own words: shown cleaned
+            why.append(f"seat {ev.envelope.sender} stopped the table: {clean(rule, 64)}: "
+                       f"{clean(detail, 230)}")
         if not over:
             why.append("the game did not reach its end")
         elif not rep.complete:
@@ -558,6 +561,13 @@ def _damaged(why: str, names: list[str]) -> GameAuditReport:
     return report
 
 
+def shown_names(roster: list[RosterEntry]) -> list[str]:
+    """The roster's names as a screen may show them.  Whoever wrote the file chose them;
+    they are hashed into the game id, so they are checked raw and only shown cleaned
+    (:mod:`p2p.sanitize`)."""
+    return [clean(e.name, 64) for e in roster]
+
+
 def audit_game(path: str | os.PathLike[str], record: bool = False,
                progress: Callable[[int, int], None] | None = None) -> GameAuditReport:
     """Audit a ``game.silkroad`` file; never raises for bad input (see ``exit_code``).
@@ -567,7 +577,7 @@ def audit_game(path: str | os.PathLike[str], record: bool = False,
         game = read_export(path)
     except StoreError as exc:
         return GameAuditReport(False, None, None, error=str(exc))
-    names = [e.name for e in game.roster]
+    names = shown_names(game.roster)
     if compute_game_id(game.roster, game.params) != game.game_id:
         return GameAuditReport(False, Violation(None, None, None, "game-id",
                                                 "game id is not H(roster, params)"), None)
@@ -614,12 +624,12 @@ def audit_folder(folder: str | os.PathLike[str],
         return GameAuditReport(False, Violation(None, None, None, "board", exc.reason), None)
     why = _lambda_problem(params.protocol_version, lam)
     if why is not None:
-        return _damaged(why, [e.name for e in roster])
+        return _damaged(why, shown_names(roster))
     report = _guarded(lambda: audit_wires(wires, [e.key for e in roster], game_id, lam, config,
                                           version=params.protocol_version,
                                           shuffle_mode=params.shuffle_mode,
                                           progress=progress),
-                      [e.name for e in roster])
+                      shown_names(roster))
     report.stopped = store.load_stopped()
     return report
 

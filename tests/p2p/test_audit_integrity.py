@@ -16,16 +16,17 @@ from typing import Any
 import msgpack
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from table_kit import Rerouted, finished, play_tables, run
+from table_kit import LAM, Rerouted, finished, play_tables, run
 
-from crypto.transcript import DOMAIN, VERSION, envelope_id
+from cli.main import main
+from crypto.transcript import DOMAIN, VERSION, Signer, envelope_id
 from engine.actions import Action, Bid, PassBid, decode, encode
 from engine.rules import actors
 from p2p.game_audit import EXIT_FAIR, EXIT_UNFAIR, audit_folder, audit_game
-from p2p.local_table import LocalPeer
-from p2p.store import encode_export, read_export
+from p2p.local_table import LocalPeer, make_local_setup
+from p2p.store import GameStore, encode_export, read_export
 from p2p.table import Table, TableStopped
-from p2p.wire import ENV_TAG, MAX_EARLY
+from p2p.wire import ENV_TAG, MAX_EARLY, STOP_KIND
 
 FORGER = 1
 
@@ -314,3 +315,36 @@ def test_a_files_lambda_is_the_protocols_own(game: tuple[Path, list[LocalPeer]],
     report = audit_game(bad)
     assert report.status == "damaged" and report.violation is not None, str(report)
     assert report.violation.party is None and "λ" in str(report), str(report)
+
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\u202e"
+"""Terminal escapes (retitle, clear the screen) and a right-to-left override."""
+
+
+def test_a_files_names_and_stop_reasons_are_shown_cleaned(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Whoever writes a game file chooses its roster names and the words of its stop
+    notices: the audit (its report and ``silkroad audit``) shows them without escape
+    sequences or bidi overrides, and still checks the game id over the raw names."""
+    async def setup() -> list[LocalPeer]:
+        peers = await make_local_setup(3, "audit", tmp_path, lam=LAM,
+                                       names=[HOSTILE + "Ann", "Bo", "Cy"])
+        for p in peers:
+            await p.listener.close()
+        return peers
+
+    peers = run(setup)
+    gid = peers[0].game_id
+    stop = Signer(gid, 0, _key(peers, 0)).sign(STOP_KIND, ["local" + HOSTILE,
+                                                           HOSTILE + "disk on fire"])
+    GameStore(peers[1].folder).append(stop)
+    report = audit_folder(peers[1].folder)
+    assert report.error is None and not report.fair, str(report)
+    shown = [*report.names, *report.notes, str(report)]
+    assert report.names[0] == "?Ann", report.names  # the override shows as a visible "?"
+    assert any("disk on fire" in line for line in report.notes), report.notes
+    assert not any(ch in line for line in shown for ch in "\x1b\x07\u202e"), shown
+    assert main(["audit", str(peers[1].folder)]) == 3
+    out = capsys.readouterr()
+    assert "disk on fire" in out.out, out
+    assert not any(ch in out.out + out.err for ch in "\x1b\x07\u202e"), out
