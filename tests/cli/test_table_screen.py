@@ -430,7 +430,7 @@ def test_a_single_choice_plays_itself() -> None:
         app, task = await _open(session)
         session.bot_delay = 30.0
         only = [session.legal()[0]]
-        session.legal = lambda: only  # type: ignore[method-assign]
+        session.legal = lambda: only  # type: ignore[method-assign]  # one choice, on purpose
         n0 = len(session.log)
         app.handle(StateChanged(()))
         assert "the only choice" in "\n".join(screen_text(app))

@@ -37,7 +37,7 @@ def test_check_lambda_accepts_the_production_range(production_lambda_floor: None
 @pytest.mark.parametrize("lam", [-5, 0, 257, True, "8"])
 def test_a_session_refuses_an_absurd_lambda(lam: object) -> None:
     with pytest.raises(sh.LambdaRefused):
-        TokenSession(b"g" * 16, 3, 0, lam=lam)  # type: ignore[arg-type]
+        TokenSession(b"g" * 16, 3, 0, lam=lam)  # type: ignore[arg-type]  # wrong on purpose
 
 
 def test_restore_refuses_a_snapshot_with_an_absurd_lambda() -> None:
