@@ -179,8 +179,8 @@ def _on_take(s: GameState, a: TakeTile) -> None:
         _start_perform(s, t, printed=False)
 
 
-def _start_perform(s: GameState, t: Tile, printed: bool) -> None:
-    s.phase = PH_PERFORM
+def _set_tile(s: GameState, t: Tile | None, printed: bool) -> None:
+    """The tile being performed (None: none), with its per-tile progress reset."""
     s.tile = t
     s.printed = printed
     s.crook_used = False
@@ -189,15 +189,15 @@ def _start_perform(s: GameState, t: Tile, printed: bool) -> None:
     s.pairs = []
 
 
+def _start_perform(s: GameState, t: Tile, printed: bool) -> None:
+    s.phase = PH_PERFORM
+    _set_tile(s, t, printed)
+
+
 def after_tile(s: GameState) -> None:
     """A tile is done (performed, declined or kept): the market goes on."""
     was_printed = s.printed
-    s.tile = None
-    s.printed = False
-    s.crook_used = False
-    s.trades_done = 0
-    s.trade_give = ()
-    s.pairs = []
+    _set_tile(s, None, False)
     s.pending = None
     if was_printed:
         _start_turn(s)
