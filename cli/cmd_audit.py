@@ -3,9 +3,9 @@
 Every signature and hash chain, every zero-knowledge proof, every token decrypted with the
 secrets the peers published at the end, every action against the rules, every ack against
 the replay, and every seat's closing acknowledgement (:func:`p2p.game_audit.audit_game`).
-Exit codes are for scripts: 0 certified, 1 unfair (the seat that signed the first false
-thing is named), 2 unreadable, 3 not certified (incomplete, damaged, or not closed by every
-seat: nobody is accused).
+Exit codes are for scripts: 0 certified, 1 unfair (always naming the seat whose own signed
+envelopes prove the violation), 2 unreadable, 3 not certified (disputed, stopped, damaged,
+incomplete, or not closed by every seat: nobody is accused).
 """
 
 from __future__ import annotations
@@ -41,14 +41,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Audit a signed game transcript (game.silkroad) written by a networked game, or "
         "a seat's game folder (the part played of a game that was left or stopped). "
         "It checks " + CHECKED + "; and whether every seat signed the final "
-        "state (certification). A seat is named only on something it signed; what the "
-        "file lacks or garbles names no one (docs/security.md says what holds and against "
-        "whom).\n\nExit codes: 0: fair (certified); 1: unfair (the seat, the envelope and "
-        "the rule are named); 2: it cannot be read; 3: not certified: incomplete (the game "
-        "did not reach its "
-        "end, or envelopes are missing), damaged (envelopes garbled, duplicated or "
-        "reordered), or a seat never acknowledged the end. Games of protocol versions "
-        "before 4 have no closing acknowledgements: at best 3."),
+        "state (certification). A seat is named only on envelopes it signed, read against "
+        "the history it itself acknowledged; what the file lacks, its order, and two "
+        "seats' words that disagree name no one (docs/security.md, \"The evidence rule\")."
+        "\n\nExit codes: 0: fair (certified); 1: unfair (the seat, its envelope and the "
+        "rule are named); 2: it cannot be read; 3: not certified, naming no one: disputed "
+        "(seats' signed words disagree and the file cannot tell who lied), stopped (a seat "
+        "signed that it stopped the table: its reason is shown as its claim), damaged (an "
+        "unsigned part was edited, or envelopes garbled), incomplete (the game did not "
+        "reach its end, or envelopes or secrets are missing), or not certified (a seat "
+        "never acknowledged the end, or envelopes the game never used). Games of protocol "
+        "versions before 4 have no closing acknowledgements: at best 3."),
         epilog="Examples:\n  silkroad audit games/20250101-120000-seed7.silkroad\n"
         "  silkroad audit game.silkroad --json\n"
         "  silkroad audit games/peers/3fa1c2d4e5f60718-9a0b1c2d     (a game left mid-way)",
@@ -113,8 +116,8 @@ def verdict_text(report: GameAuditReport) -> str:
     shown = "; ".join(notes[:6]) + (f" (+{len(notes) - 6} more)" if len(notes) > 6 else "")
     stop = report.stopped or {}
     stopped = f" The table stopped: {stop.get('detail') or stop.get('rule')}." if stop else ""
-    return (f"NOT CERTIFIED ({report.status}): nobody signed anything false in the "
-            f"{report.steps} engine steps replayed, but {shown}.{stopped}")
+    return (f"NOT CERTIFIED ({report.status}): nobody is named ({report.steps} engine steps "
+            f"replayed): {shown}.{stopped}")
 
 
 def _scores(report: GameAuditReport) -> str:

@@ -28,8 +28,9 @@ secrets op is audited as far as possible (``complete = False``).
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Sequence
+import itertools
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,7 +101,7 @@ class Chains:
     """The file read into per-sender chains (see :func:`read_chains`)."""
 
     log: TranscriptLog
-    #: ``(file index, envelope)`` in the order the envelopes joined their chains
+    #: ``(file index, envelope)`` of every sender's chain, by sender then seq
     accepted: list[tuple[int, Envelope]]
     damage: list[str]
     missing: list[str]
@@ -109,51 +110,19 @@ class Chains:
 
 def read_chains(transcript: Sequence[bytes], keys: Sequence[Ed25519PublicKey],
                 game_id: bytes, evidence: Evidence | None = None) -> Chains:
-    """Read a file's envelopes into each sender's chain, tolerating the file's order.
+    """Read a file's envelopes into each sender's chain, whatever their order in the file.
 
-    An envelope that arrives before its predecessor is held until the predecessor turns
-    up; an exact duplicate is skipped; one that is not validly signed for this game is
-    skipped.  Each is noted as damage: none of it is anybody's signed act.  Two different
-    validly signed envelopes for one slot, or one that does not chain to its sender's
-    previous one, *is* the sender's signed act: that is the returned violation."""
+    The result depends only on the *set* of envelopes the file holds (and the evidence they
+    carry), never on their order or repetition: the interleaving of a file is whoever
+    exported it's choice.  An envelope that is not validly signed for this game is skipped
+    and noted as damage (nobody's signed act).  Two different validly signed envelopes for
+    one slot, or one that does not chain to its sender's previous one, *is* the sender's
+    signed act: the returned violation (the lowest sender and seq, so that the verdict is
+    a function of the chains).  A gap in a sender's chain is a fact about the file
+    (``missing``)."""
     log = TranscriptLog(game_id, keys)
-    held: dict[int, dict[int, tuple[int, Envelope]]] = {}
     out = Chains(log, [], [], [])
-
-    def take(i: int, env: Envelope) -> None:
-        while True:
-            chain = log.by_sender.get(env.sender, [])
-            where = f"envelope #{i} ({env.sender}/{env.seq})"
-            if env.seq < len(chain) and chain[env.seq].wire == env.wire:
-                out.damage.append(f"{where} appears twice in the file")
-                return
-            if env.seq > len(chain):
-                slot = held.setdefault(env.sender, {})
-                other = slot.get(env.seq)
-                if other is None:
-                    slot[env.seq] = (i, env)
-                elif other[1].wire == env.wire:
-                    out.damage.append(f"{where} appears twice in the file")
-                elif out.violation is None:
-                    out.violation = Violation(env.sender, i, (env.sender, env.seq),
-                                              "equivocation", f"two different envelopes with "
-                                              f"seq {env.seq} (file #{other[0]} and #{i})")
-                return
-            try:
-                log.link(env)
-            except CheatDetected as exc:
-                if out.violation is None:
-                    out.violation = Violation(exc.culprit, i, (env.sender, env.seq),
-                                              exc.rule, exc.detail)
-                return
-            out.accepted.append((i, env))
-            for extra in (evidence(env) if evidence is not None else []):
-                read(i, extra, f"evidence carried by envelope #{i}")
-            nxt = held.get(env.sender, {}).pop(env.seq + 1, None)
-            if nxt is None:
-                return
-            out.damage.append(f"{where} comes after {env.sender}/{env.seq + 1} in the file")
-            i, env = nxt
+    slots: dict[tuple[int, int], dict[bytes, tuple[int, Envelope]]] = {}
 
     def read(i: int, wire: bytes, what: str) -> None:
         try:
@@ -162,15 +131,39 @@ def read_chains(transcript: Sequence[bytes], keys: Sequence[Ed25519PublicKey],
             out.damage.append(f"{what} is not a validly signed envelope of this game "
                               f"({exc.rule}: {exc.detail})")
             return
-        take(i, env)
+        slot = slots.setdefault((env.sender, env.seq), {})
+        if env.wire in slot:
+            return  # a copy: the file's repetition, nobody's act
+        slot[env.wire] = (i, env)
+        for extra in (evidence(env) if evidence is not None else []):
+            read(i, extra, f"evidence carried by envelope #{i}")
 
     for i, wire in enumerate(transcript):
         read(i, wire, f"envelope #{i}")
-    for sender in sorted(held):
-        if held[sender]:
-            have = len(log.by_sender.get(sender, []))
-            later = sorted(held[sender])
-            out.missing.append(f"seat {sender}'s envelope {have} is not in the file "
+    for sender in sorted({s for s, _q in slots}):
+        seq = 0
+        while (sender, seq) in slots:
+            versions = sorted(slots[(sender, seq)].values(), key=lambda v: v[0])
+            i, env = versions[0]
+            if len(versions) > 1:
+                if out.violation is None:
+                    out.violation = Violation(sender, versions[1][0], (sender, seq),
+                                              "equivocation",
+                                              f"two different envelopes with seq {seq} (file "
+                                              f"#{i} and #{versions[1][0]})")
+                break
+            try:
+                log.link(env)
+            except CheatDetected as exc:
+                if out.violation is None:
+                    out.violation = Violation(exc.culprit, i, (sender, seq), exc.rule,
+                                              exc.detail)
+                break
+            out.accepted.append((i, env))
+            seq += 1
+        later = sorted(q for s, q in slots if s == sender and q > seq)
+        if later and out.violation is None:
+            out.missing.append(f"seat {sender}'s envelope {seq} is not in the file "
                                f"(its envelopes {later[0]}..{later[-1]} are)")
     return out
 
@@ -197,6 +190,11 @@ class OpEvent:
 
 
 Hook = Callable[[EnvelopeEvent | OpEvent], None]
+"""Receives every non-crypto envelope and every completed op.  A hook may also say when it
+can take an envelope (see :class:`Auditor`): ``main_kinds`` (kinds that advance its state,
+taken in each sender's order only when ``wants(envelope)``) and ``expects(index, name,
+args)`` (whether the op a first crypto message opens is the one it asks for now; it raises
+:class:`CheatDetected` naming the sender when it is another)."""
 PROGRESS_EVERY = 64
 """Envelopes between two progress reports of :class:`Auditor`."""
 
@@ -222,6 +220,15 @@ class Auditor:
         self._deck: Counter[str] | None = None
         self._env_index = -1
         self._env: Envelope | None = None
+        #: per sender, the seq of its last state-changing envelope taken (read by the hook:
+        #: what the replay rests on at each step)
+        self.consumed: dict[int, int] = {}
+        #: per sender, its last crypto message taken (where a deferred check's culprit is)
+        self.last_crypto: dict[int, tuple[int, Envelope]] = {}
+        #: state-changing envelopes never taken (the chains part from the replay there), and
+        #: per sender how many and from which seq
+        self.left_over = 0
+        self.unused: dict[int, tuple[int, int]] = {}
 
     # --- pre-pass ---------------------------------------------------------------------------
     def _collect_secrets(self, envs: list[Envelope]) -> None:
@@ -267,11 +274,15 @@ class Auditor:
                     self._env_index = self._secret_env[p]
                     raise self._fail(p, "secret-key-mismatch",
                                      "published secret key does not match the public key")
-        if self._x is not None and isinstance(op, ShuffleChain) and not op.verified:
+        if isinstance(op, ShuffleChain) and not op.verified:
+            # a witness needs only public data: checked whenever its seat published it
             decks = op.decks
             for k in range(self.n):
                 raw = self._witnesses.get((op.index, k))
                 if raw is None:
+                    if k not in self._xs:
+                        continue  # seat k's secrets are not in the file: incomplete
+                    self._env_index = self._secret_env[k]
                     raise self._fail(k, "witness-missing",
                                      f"no shuffle witness published for op {op.index}")
                 try:
@@ -321,7 +332,17 @@ class Auditor:
         return self.run_chains(chains, len(transcript))
 
     def run_chains(self, chains: Chains, envelopes: int) -> AuditReport:
-        """Audit a file already read into chains (:func:`read_chains`)."""
+        """Audit a file already read into chains (:func:`read_chains`).
+
+        The envelopes are taken in one canonical order that depends on the chains alone:
+        first every *side* envelope (those that change no state: acks, notices), then the
+        senders' state-changing envelopes merged by demand — seat by seat, each sender's
+        next envelope is taken when the audit can use it now (a message of the op in
+        progress, the first message of the op the hook asks for, an action for the step
+        being decided); the rest waits its turn.  So a reordered file is judged exactly as
+        the original, nothing is ever held ahead (no buffer an exporter could overflow in
+        a seat's name), and what can never be used (a chain that parts from the replay)
+        is simply left over: the hook's replay then stops short of the end."""
 
         def report(fair: bool, violation: Violation | None, ops: int = 0,
                    complete: bool = True) -> AuditReport:
@@ -335,20 +356,32 @@ class Auditor:
         session = TokenSession(self.game_id, self.n, None, lam=self.lam)
         session.know_secrets(self._xs)  # the same verdicts, cheaper share checks
         session.listeners.append(lambda op: self._on_op(session, op))
-        for pos, (i, env) in enumerate(accepted):
-            if self.progress is not None and pos % PROGRESS_EVERY == 0:
-                self.progress(pos, len(accepted))
+        hook = self.hook
+        main_kinds: tuple[str, ...] = getattr(hook, "main_kinds", ())
+        side = [(i, env) for i, env in accepted
+                if env.kind != CRYPTO_KIND and env.kind not in main_kinds]
+        main: dict[int, deque[tuple[int, Envelope]]] = {}
+        for i, env in accepted:
+            if env.kind == CRYPTO_KIND or env.kind in main_kinds:
+                main.setdefault(env.sender, deque()).append((i, env))
+        done = 0
+        for i, env in itertools.chain(side, self._merged(main, session)):
+            if self.progress is not None and done % PROGRESS_EVERY == 0:
+                self.progress(done, len(accepted))
+            done += 1
             self._env_index = i
+            self._env = env
+            if env.kind == CRYPTO_KIND or env.kind in main_kinds:
+                self.consumed[env.sender] = env.seq  # what the state now rests on
             try:
                 if env.kind == CRYPTO_KIND:
+                    self.last_crypto[env.sender] = (i, env)
+                    self._check_opening(session, env)
                     session.receive(env.sender, env.body)
-                elif self.hook is not None:
-                    self.hook(EnvelopeEvent(i, env))
+                elif hook is not None:
+                    hook(EnvelopeEvent(i, env))
             except CheatDetected as exc:
-                at = self._env_index
-                sv = (env.sender, env.seq) if at == i else self._sender_seq(accepted, at)
-                return report(False, Violation(exc.culprit, at, sv, exc.rule, exc.detail),
-                              len(session.history))
+                return report(False, self._located(exc, i, env), len(session.history))
             except MalformedInput as exc:
                 return report(False, Violation(env.sender, i, (env.sender, env.seq),
                                                "malformed", str(exc)), len(session.history))
@@ -357,16 +390,74 @@ class Auditor:
             assert op is not None
             chains.missing.append(f"op {op.name}#{op.index} still waits for the messages of "
                                   f"seats {session.waiting_for()}, which are not in the file")
+        self.unused = {p: (len(m), m[0][1].seq) for p, m in main.items() if m}
+        self.left_over = sum(len(m) for m in main.values())
         return report(True, None, len(session.history),
                       complete=self._x is not None and session.closed)
 
-    @staticmethod
-    def _sender_seq(accepted: list[tuple[int, Envelope]], at: int) -> tuple[int, int] | None:
-        for i, env in accepted:
-            if i == at:
-                return env.sender, env.seq
-        return None
+    def _merged(self, main: dict[int, deque[tuple[int, Envelope]]],
+                session: TokenSession) -> Iterator[tuple[int, Envelope]]:
+        """The state-changing envelopes in demand order (see :meth:`run_chains`): each time,
+        the next envelope of the lowest seat that has a usable one.  Each is popped from
+        ``main`` as it is handed out, so what is left is what was never used."""
+        senders = sorted(main)
+        while True:
+            for sender in senders:
+                queue = main[sender]
+                if queue and self._usable(queue[0][1], session):
+                    yield queue.popleft()
+                    break
+            else:
+                return
 
+    def _usable(self, env: Envelope, session: TokenSession) -> bool:
+        """Whether the audit can take ``env`` now (a violation is always "usable": taking
+        it raises)."""
+        if env.kind != CRYPTO_KIND:
+            wants = getattr(self.hook, "wants", None)
+            return wants is None or bool(wants(env))
+        if session.failed is not None:
+            return True
+        try:
+            idx, _name, _args, _step, _payload = parse_body(env.body)
+        except MalformedInput:
+            return True
+        cur = session.current
+        if cur is not None:
+            return idx <= cur.index
+        if idx < len(session.history) or session.closed:
+            return True
+        if idx > len(session.history):
+            return False
+        expects = getattr(self.hook, "expects", None)
+        return expects is None or bool(expects(idx))
+
+    def _check_opening(self, session: TokenSession, env: Envelope) -> None:
+        """The first message of an op opens it in the observer with the op it names: that
+        must be the op the hook asks for (``check_op`` raises naming the sender), so that a
+        message naming another op is its sender's, never the others' who name the right
+        one."""
+        check = getattr(self.hook, "check_op", None)
+        if check is None or session.current is not None or session.failed is not None:
+            return
+        try:
+            idx, name, args, _step, _payload = parse_body(env.body)
+        except MalformedInput:
+            return  # the session names it
+        if idx == len(session.history) and not session.closed:
+            check(env.sender, name, args)
+
+    def _located(self, exc: CheatDetected, i: int, env: Envelope) -> Violation:
+        """The violation, located at the culprit's own envelope: the one being taken if it is
+        the culprit's, else the culprit's latest crypto message (a check that fails when
+        another seat's message completes a batch), else nowhere."""
+        c = exc.culprit
+        if c is None or c == env.sender:
+            return Violation(c, i, (env.sender, env.seq), exc.rule, exc.detail)
+        mine = self.last_crypto.get(c)
+        if mine is None:
+            return Violation(c, None, None, exc.rule, exc.detail)
+        return Violation(c, mine[0], (c, mine[1].seq), exc.rule, exc.detail)
 
 def audit(transcript: Sequence[bytes], keys: Sequence[Ed25519PublicKey], game_id: bytes,
           lam: int = sh.DEFAULT_LAMBDA, hook: Hook | None = None,

@@ -44,8 +44,7 @@ from crypto.audit import (
     read_chains,
 )
 from crypto.errors import CheatDetected, MalformedInput
-from crypto.shuffle import DEFAULT_LAMBDA, check_lambda_range
-from crypto.transcript import Envelope, signing_key
+from crypto.transcript import CRYPTO_KIND, Envelope, EquivocationProof, parse, signing_key
 from engine.actions import RESOLVER, Action
 from engine.errors import IllegalAction
 from engine.game import new_game, scores, winners
@@ -54,8 +53,36 @@ from engine.state import Config, GameState, make_config
 
 from . import resolution
 from .ack_chain import chain_next, chain_start
-from .game import CERTIFIED_SINCE, BoardMismatch, compute_game_id, game_config
+from .game import (
+    CERTIFIED_SINCE,
+    BoardMismatch,
+    compute_game_id,
+    game_config,
+    lambda_problem,
+)
 from .handshake import PROTOCOL_VERSION
+from .judge import (
+    CERTIFIED,
+    DAMAGED,
+    DISPUTED,
+    EXIT_FAIR,
+    EXIT_NOT_CERTIFIED,
+    EXIT_OF,
+    EXIT_UNFAIR,
+    EXIT_UNREADABLE,
+    INCOMPLETE,
+    NOT_CERTIFIED,
+    SELF_EVIDENT,
+    STOPPED,
+    UNFAIR,
+    UNREADABLE,
+    Acknowledged,
+    Findings,
+    StateCheat,
+    check_heads,
+    decide,
+    stop_words,
+)
 from .mesh import RosterEntry
 from .resolution import ActionRefused, OpCall, check_move, deal_mode
 from .sanitize import clean
@@ -75,10 +102,12 @@ from .wire import (
 )
 from .zones import COLOUR_OF, ZoneMap
 
-EXIT_FAIR, EXIT_UNFAIR, EXIT_UNREADABLE, EXIT_NOT_CERTIFIED = 0, 1, 2, 3
-CERTIFIED, UNFAIR, UNREADABLE = "certified", "unfair", "unreadable"
-INCOMPLETE, DAMAGED, NOT_CERTIFIED = "incomplete", "damaged", "not certified"
-
+__all__ = [
+    "CERTIFIED", "DAMAGED", "DISPUTED", "EXIT_FAIR", "EXIT_NOT_CERTIFIED", "EXIT_UNFAIR",
+    "EXIT_UNREADABLE", "INCOMPLETE", "NOT_CERTIFIED", "STOPPED", "UNFAIR", "UNREADABLE",
+    "EngineReplay", "GameAuditReport", "audit_folder", "audit_game", "audit_wires",
+    "check_heads", "shown_names", "summary",
+]
 
 class _NeedMore(Exception):
     """The step cannot be replayed yet: a later envelope or op is needed."""
@@ -110,21 +139,20 @@ class GameAuditReport:
     names: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        """Reports made before any judging (a file that cannot be read, or whose unsigned
+        parts were edited) get their status here; every other one from
+        :func:`p2p.judge.decide`."""
         if not self.status:
             if self.error is not None:
                 self.status = UNREADABLE
-            elif self.violation is not None and self.violation.rule not in (
-                    INCOMPLETE, DAMAGED, "not-certified"):
-                self.status = UNFAIR
             elif self.fair:
                 self.status = CERTIFIED
             else:
-                self.status = INCOMPLETE
+                self.status = DAMAGED
 
     @property
     def exit_code(self) -> int:
-        return {CERTIFIED: EXIT_FAIR, UNFAIR: EXIT_UNFAIR,
-                UNREADABLE: EXIT_UNREADABLE}.get(self.status, EXIT_NOT_CERTIFIED)
+        return EXIT_OF.get(self.status, EXIT_NOT_CERTIFIED)
 
     def _scores(self) -> str:
         if self.scores is None:
@@ -146,8 +174,7 @@ class GameAuditReport:
                                   else [])
         why = "; ".join(shown) if self.notes else (
             self.violation.detail if self.violation is not None else "")
-        return (f"NOT CERTIFIED ({self.status}): no seat signed anything false, but {why}"
-                [:2000])
+        return (f"NOT CERTIFIED ({self.status}): no seat is named, because {why}"[:2000])
 
 
 @dataclass(frozen=True)
@@ -208,14 +235,55 @@ class EngineReplay:
         #: stop notices: a seat said why its table stopped (a fact, naming no one)
         self.stops: list[EnvelopeEvent] = []
         self._acked: set[tuple[int, int]] = set()
+        #: per sender, the seq of its last state-changing envelope the audit took (the
+        #: auditor's :attr:`crypto.audit.Auditor.consumed`, shared)
+        self.consumed: dict[int, int] = {}
+        #: ``frontier[k]``: what the replay rested on when step ``k`` began (a copy of
+        #: :attr:`consumed`), and ``hashes[k]`` the state hash then
+        self.frontier: list[dict[int, int]] = [{}]
+        self.hashes: list[bytes] = [self.state.hash()]
+        #: the acting seat of every decided step (RESOLVER for the table's own steps)
+        self.actor_at: list[int] = []
+        #: the op the script waits for now (set while the replay is blocked on it)
+        self.pending: OpCall | None = None
+        #: the state-dependent violation the replay raised, with the step it depends on
+        self.raised: StateCheat | None = None
+
+    #: kinds that change the replay's state: taken in each sender's order, when usable
+    main_kinds = (ACTION_KIND,)
+
+    def wants(self, env: Envelope) -> bool:
+        """Whether the replay can take this action now (an action for a later step waits
+        in its sender's chain; a malformed one is taken, and named)."""
+        body = env.body
+        return not action_body_ok(body) or body[0] <= self.step
+
+    def expects(self, index: int) -> bool:
+        """Whether op ``index`` is the one the replay waits for now: the script's next op,
+        or the secrets once the game is over."""
+        return index == len(self.ops) and (self.pending is not None or not actors(self.state))
+
+    def check_op(self, sender: int, name: str, args: list[Any]) -> None:
+        """The first message of a new op must name the op the replay asks for: else it is
+        its sender's (in the state the replay is in)."""
+        if not actors(self.state):
+            why = None if name == "secrets" else f"expects the secrets, {sender} sent {name}"
+        else:
+            why = None if self.pending is None else self.pending.mismatch(name, args)
+        if why is not None:
+            raise StateCheat(sender, "op-mismatch", f"step {self.step} {why}", self.step)
 
     # --- hook ----------------------------------------------------------------------------
     def __call__(self, ev: EnvelopeEvent | OpEvent) -> None:
-        if isinstance(ev, OpEvent):
-            self.ops.append(ev)
-        else:
-            self._envelope(ev)
-        self.advance()
+        try:
+            if isinstance(ev, OpEvent):
+                self.ops.append(ev)
+            else:
+                self._envelope(ev)
+            self.advance()
+        except StateCheat as exc:
+            self.raised = exc
+            raise
 
     def _envelope(self, ev: EnvelopeEvent) -> None:
         """Take in one non-crypto envelope; what the table would refuse is its signer's
@@ -226,8 +294,7 @@ class EngineReplay:
             if not action_body_ok(body):
                 raise CheatDetected(who, "malformed-action", "signed a malformed action")
             if body[0] < self.step:
-                raise CheatDetected(who, "stale-action",
-                                    f"signed an action for step {body[0]}, already decided")
+                self._late(ev, body[0])
             self.actions.setdefault(body[0], deque()).append(ev)
         elif kind in (ACK_KIND, CLOSE_KIND):
             if not ack_body_ok(body, self.n):
@@ -254,30 +321,49 @@ class EngineReplay:
     def advance(self) -> None:
         while actors(self.state):
             zones, cursor = self.zones.copy(), self.op_cursor
+            acting = actors(self.state)[0]
+            self.pending = None
             try:
                 a = self._step()
             except _NeedMore:
                 self.zones, self.op_cursor = zones, cursor
                 return
+            self.pending = None
             try:
                 apply(self.state, a)
             except IllegalAction as exc:
                 raise CheatDetected(None, "engine-illegal",
                                     f"step {self.step}: {type(a).__name__}: {exc}") from exc
-            self._superseded(self.step)
+            self.actor_at.append(acting)
+            for ev in self.actions.pop(self.step, deque()):
+                self._late(ev, self.step)
             self.step += 1
-            self.chain.append(chain_next(self.chain[-1], self.state.hash()))
+            h = self.state.hash()
+            self.chain.append(chain_next(self.chain[-1], h))
+            self.hashes.append(h)
+            self.frontier.append(dict(self.consumed))
             if self.record:
                 self.states.append(self.state.copy())
                 self.applied.append(a)
 
-    def _superseded(self, step: int) -> None:
-        """Every other action signed for a step that is decided is its signer's violation
-        (the live table stops on it the same way)."""
-        for ev in self.actions.pop(step, deque()):
-            raise CheatDetected(ev.envelope.sender, "superseded-action",
+    def _late(self, ev: EnvelopeEvent, step: int) -> None:
+        """An action signed for a step already decided: a second action of the seat that
+        acted there (its own two signatures: the live table stops on it the same way), or
+        an action of a seat that was not to act there (in the replay's state)."""
+        env = ev.envelope
+        who = env.sender
+        if self.actor_at[step] == who:
+            raise CheatDetected(who, "superseded-action",
                                 f"signed a second action for step {step} "
                                 f"(envelope #{ev.index})")
+        raise StateCheat(who, "stale-action",
+                         f"signed an action for step {step}, already decided, where seat "
+                         f"{self.actor_at[step]} was to act (envelope #{ev.index})", step,
+                         self._binding(env))
+
+    def _binding(self, env: Envelope) -> bytes | None:
+        """The state hash an action names as the state it was chosen in (step 0 has none)."""
+        return env.body[2] if len(env.body) == 3 and env.body[0] > 0 else None
 
     def learn(self, ev: OpEvent) -> None:
         """Record the true colour of every handle from the decrypted zones."""
@@ -298,21 +384,30 @@ class EngineReplay:
         queue = self.actions.get(self.step)
         if not queue:
             raise _NeedMore
+        for ev in queue:
+            if ev.envelope.sender != actor:
+                raise StateCheat(ev.envelope.sender, "out-of-turn",
+                                 f"signed an action for step {self.step}, where seat {actor} "
+                                 f"is to act (envelope #{ev.index})", self.step,
+                                 self._binding(ev.envelope))
         env = queue[0].envelope
-        if env.sender != actor:
-            raise CheatDetected(env.sender, "out-of-turn",
-                                f"signed an action for step {self.step}, where seat {actor} "
-                                f"is to act (envelope #{queue[0].index})")
-        if len(env.body) == 3 and self.step > 0 and env.body[2] != self.state.hash():
-            raise CheatDetected(actor, "action-state-mismatch",
-                                f"its action for step {self.step} names another state than "
-                                f"the one its acks and the replay agree on")
+        binding = self._binding(env)
+        if binding is not None and binding != self.state.hash():
+            raise StateCheat(actor, "action-state-mismatch",
+                             f"its action for step {self.step} names another state than the "
+                             "replay of the moves it acknowledged", self.step)
         try:
             a, _applied = check_move(s, env.body[1], in_place=False)
         except ActionRefused as exc:
-            raise CheatDetected(actor, "illegal-action",
-                                f"signed an illegal action for step {self.step}: {exc}") from exc
-        self._drive(resolution.claims(s, self.zones, actor, a, self.truth.get))
+            raise StateCheat(actor, "illegal-action",
+                             f"signed an illegal action for step {self.step}: {exc}",
+                             self.step, binding) from exc
+        try:
+            self._drive(resolution.claims(s, self.zones, actor, a, self.truth.get))
+        except StateCheat:
+            raise
+        except CheatDetected as exc:  # a false claim: it holds in this step's state
+            raise StateCheat(exc.culprit, exc.rule, exc.detail, self.step) from exc
         queue.popleft()
         return a
 
@@ -327,6 +422,7 @@ class EngineReplay:
 
     def _take(self, call: OpCall) -> OpEvent:
         if self.op_cursor >= len(self.ops):
+            self.pending = call
             raise _NeedMore
         ev = self.ops[self.op_cursor]
         why = call.mismatch(ev.name, ev.args)
@@ -334,70 +430,6 @@ class EngineReplay:
             raise CheatDetected(None, "op-sequence", f"step {self.step} {why}")
         self.op_cursor += 1
         return ev
-
-
-def check_heads(chains: Chains, players: int) -> tuple[Violation | None, list[str]]:
-    """Compare every ack's heads with the envelopes the file holds.
-
-    A head ``[s, q, id]`` in seat p's ack is p's signed word that it held seat s's envelope
-    q with that id.  Where the file holds another envelope there, p or s signed falsely: s
-    rewrote its history (re-signed its chain from some point, or showed others another
-    version), or p lies.  The seats' signed words decide: if more seats contradict s's
-    version than support it (s's own signature on it counts as one support), s is named
-    (``rewritten-history``); if fewer, the contradicting acker (``head-mismatch``); a seat
-    whose own heads contradict each other is named; a tie names no one.  A head beyond
-    what the file holds is a fact about the file.
-    Returns the violation (if any) and the notes on what the file lacks."""
-    notes: list[str] = []
-    chain_of = chains.log.by_sender
-    # per sender: the smallest contested seq, and who contradicts / supports from there
-    contested: dict[int, int] = {}
-    claims: list[tuple[int, int, int, bool, int]] = []  # (sender, seq, acker, agrees, index)
-    for i, env in chains.accepted:
-        if env.kind not in (ACK_KIND, CLOSE_KIND) or not ack_body_ok(env.body, players):
-            continue
-        for s, q, hid in env.body[2]:
-            chain = chain_of.get(s, [])
-            if q >= len(chain):
-                notes.append(f"seat {env.sender} acknowledged seat {s}'s envelope {q}, which "
-                             "is not in the file")
-                continue
-            agrees = chain[q].id == hid
-            claims.append((s, q, env.sender, agrees, i))
-            if not agrees:
-                contested[s] = min(q, contested.get(s, q))
-    for s in sorted(contested):
-        q0 = contested[s]
-        against = sorted({p for (ss, q, p, ok, _i) in claims if ss == s and q >= q0 and not ok})
-        support = sorted({p for (ss, q, p, ok, _i) in claims
-                          if ss == s and q >= q0 and ok and p != s})
-        first = min(i for (ss, q, _p, ok, i) in claims if ss == s and q >= q0 and not ok)
-        both = [p for p in against if p in support]
-        if both:
-            p = both[0]
-            return Violation(p, first, None, "contradictory-acks",
-                             f"seat {p}'s acks name two different versions of seat {s}'s "
-                             f"envelopes from {q0} on"), notes
-        if s in against:
-            return Violation(s, first, None, "rewritten-history",
-                             f"seat {s}'s own ack names another version of its envelope "
-                             f"{q0} than the one it signed in the file"), notes
-        weight = len(support) + 1  # seat s's own signature on the file's version counts
-        if len(against) > weight:
-            return Violation(s, first, None, "rewritten-history",
-                             f"seats {against} signed that they received another version of "
-                             f"seat {s}'s envelopes from {q0} on than the one in this file "
-                             f"(supported by {support or 'no other seat'}): seat {s} signed "
-                             "two histories"), notes
-        if weight > len(against):
-            return Violation(against[0], first, None, "head-mismatch",
-                             f"seat {against[0]}'s ack names a version of seat {s}'s envelope "
-                             f"{q0} that seats {support} and seat {s} itself contradict"), notes
-        return Violation(None, first, None, "contradiction",
-                         f"seats {against} and seats {support} signed different versions "
-                         f"of seat {s}'s envelopes from {q0} on; who lies cannot be told "
-                         "from this file"), notes
-    return None, notes
 
 
 def _evidence(env: Envelope) -> list[bytes]:
@@ -412,7 +444,7 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
     ``config`` is the agreed board/variant (default board, base rules if None);
     ``record`` keeps every replayed state in the report's ``replay``; ``version`` is the
     game's protocol version (games before :data:`p2p.game.CERTIFIED_SINCE` cannot be
-    certified)."""
+    certified).  Who is named follows the evidence rule of :mod:`p2p.judge`."""
     pubs = []
     for seat, k in enumerate(keys):
         try:
@@ -420,138 +452,252 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
         except MalformedInput as exc:
             # anybody could have signed in this seat's name: nothing it did is attributable
             return GameAuditReport(False, Violation(seat, None, None, "weak-key", str(exc)),
-                                   None)
+                                   None, status=UNFAIR)
     n = len(keys)
     chains = read_chains(wires, pubs, game_id, _evidence)
     replay = EngineReplay(n, config, record, game_id, deal_mode(shuffle_mode, version))
+    found = Findings(players=n, version=version, certifiable=version >= CERTIFIED_SINCE)
 
-    def report(rep: AuditReport | None, violation: Violation | None) -> GameAuditReport:
+    def report(rep: AuditReport | None) -> GameAuditReport:
         st = replay.state
         over = not actors(st)
-        out = GameAuditReport(False, violation, rep, engine_replayed=over, steps=replay.step,
-                              final_hash=st.hash(), replay=replay)
+        out = GameAuditReport(False, found.violation, rep, engine_replayed=over,
+                              steps=replay.step, final_hash=st.hash(), replay=replay,
+                              status=CERTIFIED)
         if over:
             out.scores, out.winners = scores(st), winners(st)
+        found.over = over
+        found.closed_by = sorted({c.seat for c in replay.closes})
+        out.status, out.notes, out.violation = decide(found)
+        out.fair = out.status == CERTIFIED
+        out.closed_by = found.closed_by
         return out
 
     if chains.violation is not None:
-        return report(None, chains.violation)
-    head_violation, head_notes = check_heads(chains, n)
+        found.violation = chains.violation
+        return report(None)
+    acked = Acknowledged.from_chains(chains, n)
+    head_violation, found.disputes, head_notes = check_heads(chains, n)
     if head_violation is not None:
-        return report(None, head_violation)
-    rep = Auditor(pubs, game_id, lam, replay, progress).run_chains(chains, len(wires))
+        found.violation = head_violation
+        return report(None)
+    auditor = Auditor(pubs, game_id, lam, replay, progress)
+    replay.consumed = auditor.consumed
+    rep = auditor.run_chains(chains, len(wires))
+    found.damage = list(rep.damage)
+    found.missing = list(rep.missing) + sorted(set(head_notes))
+    found.complete = rep.complete
+    found.secrets_absent = [p for p in range(n) if p not in rep.secrets_from]
+    found.unused = [f"seat {p} signed {k} envelope{'s' if k > 1 else ''} the game never used "
+                    f"(from its envelope {q} on)" for p, (k, q) in sorted(auditor.unused.items())]
+    found.unused += _after_close(chains) + _closes_short(chains, replay)
     if rep.violation is not None:
-        return report(rep, rep.violation)
-    violation = _check_acks(replay, version) or _check_closes(replay, rep, n)
-    if violation is None:
-        violation = _check_aborts(replay)
-    out = report(rep, violation)
-    if violation is not None:
-        return out
-    _verdict(out, rep, replay, n, version, head_notes)
+        _judged(found, _attribute(rep.violation, replay, acked))
+    else:
+        for candidate in _check_closes(replay, rep) + _check_acks(replay, version):
+            if found.violation is None:
+                _judged(found, _attribute(candidate, replay, acked))
+        if found.violation is None and not found.disputes:
+            whole = not actors(replay.state) and not found.missing and not auditor.left_over
+            _judged(found, _check_aborts(replay, chains, pubs, game_id, whole))
+    found.stops = [stop_words(ev.envelope.sender, ev.envelope.body) for ev in replay.stops]
+    return report(rep)
+
+
+def _after_close(chains: Chains) -> list[str]:
+    """A close is its seat's last word on the game: what a seat signed after it (an honest
+    seat only a stop notice, when the others' closes never came) is not certified by it."""
+    out = []
+    for seat, chain in sorted(chains.log.by_sender.items()):
+        closes = [e.seq for e in chain if e.kind == CLOSE_KIND]
+        if closes and len(chain) > closes[0] + 1:
+            more = len(chain) - closes[0] - 1
+            out.append(f"seat {seat} signed {more} envelope{'s' if more > 1 else ''} after "
+                       f"its closing acknowledgement (from its envelope {closes[0] + 1} on)")
     return out
 
 
-def _check_acks(replay: EngineReplay, version: int) -> Violation | None:
+def _closes_short(chains: Chains, replay: EngineReplay) -> list[str]:
+    """A close certifies the whole transcript only if its heads reach every seat's secrets
+    (an honest seat closes once it holds them all): one that acknowledges less certifies
+    less, naming no one."""
+    secrets = {e.sender: e.seq for _i, e in chains.accepted if e.kind == CRYPTO_KIND
+               and isinstance(e.body, list) and len(e.body) > 1 and e.body[1] == "secrets"}
+    out = []
+    for c in sorted(replay.closes, key=lambda c: c.seat):
+        held = {h[0]: h[1] for h in c.heads}
+        short = [p for p, q in sorted(secrets.items()) if p != c.seat and held.get(p, -1) < q]
+        if short:
+            out.append(f"seat {c.seat}'s closing acknowledgement does not acknowledge the "
+                       f"secrets of seats {short}")
+    return out
+
+
+def _judged(found: Findings, outcome: tuple[Violation | None, list[str]]) -> None:
+    """Record a judgement: a seat named, or what disputes it."""
+    named, disputes = outcome
+    if named is not None and found.violation is None:
+        found.violation = named
+    found.disputes.extend(d for d in disputes if d not in found.disputes)
+
+
+def _acknowledged(seat: int, step: int, binding: bytes | None, engine: bool,
+                  replay: EngineReplay, acked: Acknowledged) -> bool:
+    """Whether ``seat`` acknowledged the history the replay rests on at ``step``: it signed
+    that very state (for the game's rules: an action's state before, an ack's chain value),
+    or its signed heads cover every envelope the replay had taken when the step began."""
+    step = min(step, len(replay.frontier) - 1)
+    if engine:
+        if binding is not None and binding == replay.hashes[step]:
+            return True
+        for ack in (*replay.acks, *replay.closes):
+            if (ack.seat == seat and step <= ack.round < len(replay.chain)
+                    and ack.value == replay.chain[ack.round]):
+                return True
+    return acked.covers(seat, replay.frontier[step])
+
+
+def _attribute(v: Violation, replay: EngineReplay, acked: Acknowledged,
+               step: int | None = None) -> tuple[Violation | None, list[str]]:
+    """Name ``v``'s seat if the evidence rule allows (:mod:`p2p.judge`), else say what
+    disputes it.  ``step`` is the step the violation depends on (default: as raised)."""
+    if v.party is None:
+        return None, [f"rule {v.rule} is broken ({clean(v.detail, 300)}), and no single "
+                      "seat's signature shows who broke it"]
+    if v.rule in SELF_EVIDENT:
+        return v, []
+    raised = replay.raised
+    engine = raised is not None and raised.culprit == v.party and raised.rule == v.rule
+    binding = raised.binding if engine and raised is not None else None
+    if step is None:
+        step = raised.step if engine and raised is not None else replay.step
+    if _acknowledged(v.party, step, binding, engine, replay, acked):
+        return v, []
+    gaps = acked.gaps(v.party, replay.frontier[min(step, len(replay.frontier) - 1)])
+    return None, [f"seat {v.party}'s envelope breaks rule {v.rule} ({clean(v.detail, 300)}) "
+                  f"in the history this file holds at step {step}, but seat {v.party} never "
+                  f"acknowledged holding the envelopes of seats {gaps} that it rests on: its "
+                  "word and theirs disagree, and the file cannot tell which is false"]
+
+
+def _check_acks(replay: EngineReplay, version: int) -> list[Violation]:
     """Every ack's chain value against the replay's chain (version 1 acked plain state
-    hashes on another schedule: only its heads are checked)."""
+    hashes on another schedule: only its heads are checked), in seat and round order."""
     if version < 2:
-        return None
+        return []
     over = not actors(replay.state)
-    for ack in replay.acks:
+    out: list[Violation] = []
+    for ack in sorted(replay.acks, key=lambda a: (a.seat, a.round)):
         if ack.round <= replay.step:
             if ack.value != replay.chain[ack.round]:
-                return Violation(ack.seat, ack.index, (ack.seat, ack.seq), "ack-mismatch",
-                                 f"seat {ack.seat} acknowledged a state at step {ack.round} "
-                                 "that the replay of the signed moves contradicts")
+                out.append(Violation(ack.seat, ack.index, (ack.seat, ack.seq), "ack-mismatch",
+                                     f"seat {ack.seat} acknowledged a state at step "
+                                     f"{ack.round} that the replay of the signed moves "
+                                     "contradicts"))
         elif over:
-            return Violation(ack.seat, ack.index, (ack.seat, ack.seq), "ack-beyond-end",
-                             f"seat {ack.seat} acknowledged step {ack.round} of a game that "
-                             f"ended after {replay.step}")
-    return None
+            out.append(Violation(ack.seat, ack.index, (ack.seat, ack.seq), "ack-beyond-end",
+                                 f"seat {ack.seat} acknowledged step {ack.round} of a game "
+                                 f"that ended after {replay.step}"))
+    return out
 
 
-def _check_closes(replay: EngineReplay, rep: AuditReport, n: int) -> Violation | None:
-    """A close must cover the final state, and its signer must have revealed its secrets
-    before it (its chain up to the close is complete, so an absent secret was never sent)."""
+def _check_closes(replay: EngineReplay, rep: AuditReport) -> list[Violation]:
+    """A close's signer must have revealed its secrets before it (its chain up to the close
+    is in the file, so an absent secret was never sent), and a close must cover the final
+    state."""
     over = not actors(replay.state)
-    for c in replay.closes:
-        if over and (c.round != replay.step or c.value != replay.chain[-1]):
-            return Violation(c.seat, c.index, (c.seat, c.seq), "close-mismatch",
-                             f"seat {c.seat} closed the game at step {c.round} with a state "
-                             f"the replay contradicts")
+    out: list[Violation] = []
+    for c in sorted(replay.closes, key=lambda c: c.seat):
         if c.seat not in rep.secrets_from:
-            return Violation(c.seat, c.index, (c.seat, c.seq), "closed-without-secrets",
-                             f"seat {c.seat} signed the end of the game without revealing "
-                             "its secrets")
-    return None
+            out.insert(0, Violation(c.seat, c.index, (c.seat, c.seq), "closed-without-secrets",
+                                    f"seat {c.seat} signed the end of the game without "
+                                    "revealing its secrets"))
+        elif over and (c.round != replay.step or c.value != replay.chain[-1]):
+            out.append(Violation(c.seat, c.index, (c.seat, c.seq), "close-mismatch",
+                                 f"seat {c.seat} closed the game at step {c.round} with a "
+                                 "state the replay contradicts"))
+    return out
 
 
-def _check_aborts(replay: EngineReplay) -> Violation | None:
-    """An abort notice accuses a seat.  The audit found no violation at all, so the
-    accusation is false: its signer is named (an equivocation proof that holds would have
-    been read into the chains above and found)."""
-    for ev in replay.aborts:
+def _check_aborts(replay: EngineReplay, chains: Chains, keys: list[Any], game_id: bytes,
+                  whole: bool) -> tuple[Violation | None, list[str]]:
+    """Judge every abort notice; the audit found no violation.  A notice is false — its
+    signer named — only when the audit holds everything it points at and that checked
+    out: the ``whole`` game (it reached its end and nothing is missing or left over), or
+    everything the notice names (:func:`_unchecked`); an equivocation proof is checked by
+    itself.  Otherwise nobody is named: the notice is a dispute the file cannot settle."""
+    disputes: list[str] = []
+    for ev in sorted(replay.aborts, key=lambda e: (e.envelope.sender, e.envelope.seq)):
         env = ev.envelope
         culprit, rule = env.body[0], env.body[1]
-        what = "with a proof that does not hold" if rule in PROOF_RULES else ""
-        return Violation(env.sender, ev.index, (env.sender, env.seq), "false-abort",
-                         f"seat {env.sender} accused seat {culprit} of {rule!r} {what}"
-                         "but the transcript shows no such violation")
+        where = (env.sender, env.seq)
+        if rule in PROOF_RULES:
+            try:
+                who = EquivocationProof(env.body[4][0], env.body[4][1]).verify(keys, game_id)
+            except MalformedInput:
+                return Violation(env.sender, ev.index, where, "false-abort",
+                                 f"seat {env.sender} accused seat {culprit} of {clean(rule, 64)} "
+                                 "with a proof that does not hold"), []
+            return Violation(who, ev.index, where, rule,
+                             f"seat {who} signed two envelopes that cannot both be in its "
+                             f"chain (proof carried by seat {env.sender}'s notice)"), []
+        why = None if whole else _unchecked(
+            culprit, env.body[3], env.body[4] if len(env.body) == 5 else [], replay, chains,
+            keys, game_id)
+        if why is None:
+            return Violation(env.sender, ev.index, where, "false-abort",
+                             f"seat {env.sender} accused seat {culprit} of {clean(rule, 64)}, "
+                             "but everything the accusation points at is in the file and "
+                             "checks out"), []
+        disputes.append(f"seat {env.sender} accused seat {culprit} of {clean(rule, 64)}, and "
+                        f"the file cannot check it: {why}")
+    return None, disputes
+
+
+def _unchecked(culprit: int | None, ref: list[Any] | None, evidence: list[bytes],
+               replay: EngineReplay, chains: Chains, keys: list[Any], game_id: bytes
+               ) -> str | None:
+    """Why the audit cannot check an accusation of ``culprit`` pointing at ``ref`` and
+    carrying ``evidence`` (None if it holds all of it and checked all of it).  A notice
+    must point at one of the culprit's own envelopes: a check that failed on what the
+    culprit showed the accuser alone can be judged only from that envelope."""
+    if ref is None:
+        return "the notice names no envelope"
+    points = [(ref[0], ref[1], ref[2])]
+    for wire in evidence:
+        try:
+            e = parse(wire, keys, game_id)
+        except CheatDetected:
+            return "the evidence it carries is not a validly signed envelope of this game"
+        points.append((e.sender, e.seq, e.id))
+    if culprit is not None and all(s != culprit for s, _q, _i in points):
+        return f"it carries none of seat {culprit}'s envelopes"
+    for s, q, eid in points:
+        chain = chains.log.by_sender.get(s, [])
+        if not 0 <= q < len(chain) or chain[q].id != eid:
+            return f"seat {s}'s envelope {q} that it points at is not in the file"
+        target = chain[q]
+        if target.kind == CRYPTO_KIND:
+            idx = target.body[0] if isinstance(target.body, list) and target.body else None
+            if replay.consumed.get(s, -1) < q or not isinstance(idx, int) \
+                    or idx >= len(replay.ops):
+                return (f"the crypto op of seat {s}'s envelope {q} that it points at never "
+                        "completed in this file")
+        elif target.kind == ACTION_KIND:
+            if replay.consumed.get(s, -1) < q or target.body[0] >= replay.step:
+                return f"the step of seat {s}'s action {q} that it points at was never decided"
+        elif target.kind in (ACK_KIND, CLOSE_KIND):
+            if not ack_body_ok(target.body, replay.n) or target.body[0] > replay.step:
+                return f"the round seat {s}'s envelope {q} acknowledges was never reached"
     return None
-
-
-def _verdict(out: GameAuditReport, rep: AuditReport, replay: EngineReplay, n: int,
-             version: int, head_notes: list[str]) -> None:
-    """No seat signed anything false: certified, or why not (naming no one)."""
-    over = not actors(replay.state)
-    out.closed_by = sorted({c.seat for c in replay.closes})
-    if rep.damage:
-        out.status = DAMAGED
-        out.notes = ["the file is damaged", *rep.damage, *rep.missing]
-    elif rep.missing or head_notes or not over or not rep.complete:
-        why = list(rep.missing) + sorted(set(head_notes))
-        for ev in replay.stops[:3]:
-            rule, detail = ev.envelope.body[:2]  # its own words: shown cleaned
-            why.append(f"seat {ev.envelope.sender} stopped the table: {clean(rule, 64)}: "
-                       f"{clean(detail, 230)}")
-        if not over:
-            why.append("the game did not reach its end")
-        elif not rep.complete:
-            absent = [p for p in range(n) if p not in rep.secrets_from]
-            why.append(f"the secrets of seats {absent} are not in the file, so their "
-                       "shuffles and claims cannot be checked" if absent
-                       else "the secrets were not revealed")
-        out.status, out.notes = INCOMPLETE, why
-    elif version < CERTIFIED_SINCE:
-        out.status = NOT_CERTIFIED
-        out.notes = [f"games of protocol version {version} carry no closing "
-                     "acknowledgements (everything present checks out)"]
-    elif len(out.closed_by) < n:
-        missing = [p for p in range(n) if p not in out.closed_by]
-        out.status = NOT_CERTIFIED
-        out.notes = [f"seat{'s' if len(missing) > 1 else ''} "
-                     f"{', '.join(map(str, missing))} never acknowledged the end"]
-    else:
-        out.status, out.fair = CERTIFIED, True
-        return
-    rule = {DAMAGED: "damaged", INCOMPLETE: "incomplete"}.get(out.status, "not-certified")
-    out.violation = Violation(None, None, None, rule, "; ".join(out.notes)[:1000])
 
 
 def _lambda_problem(version: int, lam: int) -> str | None:
-    """Why the file's λ (cut-and-choose rounds) cannot be this game's: since protocol
-    version 4 it is the protocol's own (:data:`crypto.shuffle.DEFAULT_LAMBDA`), so the game
-    id, which binds the version, binds it too; before, any value in range was recorded.
-    λ is not signed by anyone: a wrong one is the file's damage, naming no one."""
-    if version >= CERTIFIED_SINCE and lam != DEFAULT_LAMBDA:
-        return (f"the file says λ = {lam!r:.20}, but protocol version {version} games use "
-                f"{DEFAULT_LAMBDA}")
-    try:
-        check_lambda_range(lam)
-    except MalformedInput as exc:
-        return str(exc)
-    return None
+    """Why the file's λ cannot be this game's (:func:`p2p.game.lambda_problem`, the rule a
+    live table applies to its folder too): λ is not signed by anyone, so a wrong one is the
+    file's damage, naming no one."""
+    why = lambda_problem(version, lam)
+    return None if why is None else f"the file says {why}"
 
 
 def _damaged(why: str, names: list[str]) -> GameAuditReport:
@@ -600,7 +746,8 @@ def _guarded(run: Callable[[], GameAuditReport], names: list[str]) -> GameAuditR
         report = run()
     except Exception as exc:  # a bug, never the file's fault: reported, never raised
         report = GameAuditReport(False, Violation(None, None, None, "audit-error",
-                                                  repr(exc)), None)
+                                                  repr(exc)), None,
+                                 error=f"the audit itself failed (a bug, reported): {exc!r}")
     report.names = names
     return report
 

@@ -23,6 +23,7 @@ from crypto.protocols.sealed import SealedReveal
 from crypto.protocols.shares import make_shares
 from crypto.protocols.steal import Steal
 from crypto.protocols.withdraw import Withdraw
+from crypto.transcript import parse
 
 ORDER8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
 
@@ -293,3 +294,21 @@ def test_degenerate_blinding_names_the_seat_that_cancelled_the_others() -> None:
     assert report.violation is not None, str(report)
     v = report.violation
     assert (v.party, v.rule) == (cheater, "pet-blind-invalid"), str(report)
+
+
+def test_an_audit_mode_substitution_is_named_without_an_accomplices_secrets() -> None:
+    """A witness needs only public data and its own seat's secrets: seat 1's duplicating
+    shuffle is named although seat 0 (an accomplice) withholds its secrets, which only the
+    decryption checks need."""
+    bus = make_bus(3, cheats={1: {"deal": DuplicatingDeal}})
+    bus.run(lambda s: s.deal(spec(2), 1, False))
+    bus.run(lambda s: s.reveal_secrets())
+    gid = bus.sessions[0].ctx.game_id
+    kept = [w for w in bus.transcript
+            if not (parse(w, bus.keys, gid).sender == 0
+                    and parse(w, bus.keys, gid).body[1] == "secrets")]
+    assert len(kept) == len(bus.transcript) - 1
+    report = audit(kept, bus.keys, gid, lam=8)
+    v = report.violation
+    assert v is not None and (v.party, v.rule) == (1, "shuffle-not-permutation"), str(report)
+    assert v.sender_seq is not None and v.sender_seq[0] == 1, str(report)

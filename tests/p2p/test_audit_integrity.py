@@ -1,4 +1,4 @@
-"""The audit certifies only the game that was played (issue 9 §1–2).
+"""The audit certifies only the game that was played.
 
 Forged files are made the way a cheating seat would make them: it holds its own signing key
 (from its game folder), so it can re-sign its own chain from any point and append whatever
@@ -10,6 +10,7 @@ of every peer's stored transcript.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,15 @@ from cli.main import main
 from crypto.transcript import DOMAIN, VERSION, Signer, envelope_id
 from engine.actions import Action, Bid, PassBid, decode, encode
 from engine.rules import actors
-from p2p.game_audit import EXIT_FAIR, EXIT_UNFAIR, audit_folder, audit_game
+from p2p.game_audit import (
+    CERTIFIED,
+    DAMAGED,
+    EXIT_FAIR,
+    EXIT_NOT_CERTIFIED,
+    EXIT_UNFAIR,
+    audit_folder,
+    audit_game,
+)
 from p2p.local_table import LocalPeer, make_local_setup
 from p2p.store import GameStore, encode_export, read_export
 from p2p.table import Table, TableStopped
@@ -348,3 +357,131 @@ def test_a_files_names_and_stop_reasons_are_shown_cleaned(
     out = capsys.readouterr()
     assert "disk on fire" in out.out, out
     assert not any(ch in out.out + out.err for ch in "\x1b\x07\u202e"), out
+
+
+def _truncated_rewrite(wires: list[bytes], key: Ed25519PrivateKey, seat: int,
+                       target: list[Any]) -> list[bytes]:
+    """``seat`` re-signs its envelope ``target`` (a bid) with another amount, keeps nothing
+    of its own after it, and every other seat's envelopes end with that seat's next action
+    after the rewrite: the history those seats acknowledged is simply absent."""
+    out: list[bytes] = []
+    cut: dict[int, int] = {}  # seat -> seq of its next action after the rewrite
+    seen_target = False
+    for w in wires:
+        env = _envelope(w)
+        who, seq = env[2], env[3]
+        if who == seat:
+            if seq < target[3]:
+                out.append(w)
+            elif seq == target[3]:
+                a = decode(env[6][1])
+                env[6] = [env[6][0], encode(PassBid() if isinstance(a, Bid) else Bid(1)),
+                          *env[6][2:]]
+                out.append(_sign(key, env))
+                seen_target = True
+            continue
+        if seen_target and who not in cut and env[5] == "action":
+            cut[who] = seq
+        if who in cut and seq > cut[who]:
+            continue
+        out.append(w)
+    return out
+
+
+@pytest.mark.timeout(120)
+def test_a_truncated_rewrite_names_no_one(game: tuple[Path, list[LocalPeer]],
+                                          tmp_path: Path) -> None:
+    """Seat 0 re-signs one of its past bids and drops what followed; each other seat's
+    envelopes stop at its next action, whose honest state hash now disagrees with the
+    replay.  The file holds seat 0's move and seat 1's hash, not the history seat 1
+    acknowledged: nobody is named (it used to name the next player), at every point."""
+    src, peers = game
+    wires = read_export(src).wires
+    bids = [_envelope(w) for w in wires if _envelope(w)[2] == 0
+            and _envelope(w)[5] == "action" and isinstance(decode(_envelope(w)[6][1]),
+                                                           Bid | PassBid)]
+    assert len(bids) >= 3
+    unnamed = 0
+    for k, target in enumerate(bids[:: max(1, len(bids) // 4)][:4]):
+        forged = _truncated_rewrite(wires, _key(peers, 0), 0, target)
+        report = audit_game(_write(src, tmp_path / f"cut{k}.silkroad", forged))
+        v = report.violation
+        assert report.exit_code != EXIT_FAIR and v is not None, str(report)
+        # an illegal rewritten bid is the forger's own; nobody else is ever named
+        assert v.party in (None, 0), str(report)
+        unnamed += v.party is None
+    assert unnamed, "no rewrite was legal: the case of a disagreement was not tried"
+
+
+@pytest.fixture(scope="module")
+def busy_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fair 3-seat game of bots that draw from the bag (many crypto messages per seat)."""
+    root = tmp_path_factory.mktemp("busy")
+    _peers, results = run(lambda: play_tables(root, 3, seed=2, frugal=False), timeout=110)
+    export = finished(results)[0].export
+    assert export is not None
+    return export
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("first", [0, 1, 2])
+def test_one_seats_envelopes_written_first_is_the_same_game(
+        busy_game: Path, tmp_path: Path, first: int) -> None:
+    """The interleaving of a file is its exporter's choice: one seat's envelopes written
+    first (each seat's own order kept) is the same certified game, never that seat's
+    flooding."""
+    src = busy_game
+    wires = read_export(src).wires
+    moved = ([w for w in wires if _envelope(w)[2] == first]
+             + [w for w in wires if _envelope(w)[2] != first])
+    report = audit_game(_write(src, tmp_path / "first.silkroad", moved))
+    assert report.status == CERTIFIED, str(report)
+    assert report.final_hash == audit_game(src).final_hash
+
+
+@pytest.mark.timeout(60)
+def test_unsigned_edits_are_damage_naming_no_one(game: tuple[Path, list[LocalPeer]],
+                                                 tmp_path: Path) -> None:
+    """The roster's names and the parameters are nobody's signed words: edited with the
+    game id kept, the file is damaged (exit 3), not "unfair" with nobody named."""
+    src, _peers = game
+    g = read_export(src)
+    roster = [replace(e, name=e.name + "x") if i == 0 else e for i, e in enumerate(g.roster)]
+    params = replace(g.params, money="hidden" if g.params.money != "hidden" else "open")
+    for k, (r, p) in enumerate([(roster, g.params), (g.roster, params)]):
+        bad = tmp_path / f"edit{k}.silkroad"
+        bad.write_bytes(encode_export(r, p, g.game_id, g.lam, g.wires, g.board))
+        report = audit_game(bad)
+        v = report.violation
+        assert report.status == DAMAGED and report.exit_code == EXIT_NOT_CERTIFIED, str(report)
+        assert v is not None and v.party is None, str(report)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("where", ["before-close", "after-close"])
+def test_a_stop_notice_in_a_finished_game_is_reported(
+        game: tuple[Path, list[LocalPeer]], tmp_path: Path, where: str) -> None:
+    """A stop notice is its signer's act: in a game every seat closed, one the forger slips
+    in before its close (re-signing the close after it) or appends after it keeps the game
+    from being certified, and the audit says who stopped the table and why (its claim)."""
+    src, peers = game
+    wires = read_export(src).wires
+    key = _key(peers, FORGER)
+    if where == "after-close":
+        forged = _append(wires, key, FORGER, STOP_KIND, ["timeout", "seat 2 never answered"])
+    else:
+        close = next(_envelope(w) for w in wires
+                     if _envelope(w)[2] == FORGER and _envelope(w)[5] == "close")
+        stop = [VERSION, close[1], FORGER, close[3], close[4], STOP_KIND,
+                ["timeout", "seat 2 never answered"]]
+        stop_wire = _sign(key, stop)
+        close[3], close[4] = close[3] + 1, envelope_id(stop_wire)
+        forged = [w for w in wires if not (_envelope(w)[2] == FORGER
+                                           and _envelope(w)[5] == "close")]
+        forged += [stop_wire, _sign(key, close)]
+    report = audit_game(_write(src, tmp_path / "stop.silkroad", forged))
+    v = report.violation
+    assert report.exit_code == EXIT_NOT_CERTIFIED and v is not None, str(report)
+    assert v.party is None, str(report)
+    assert any(f"seat {FORGER} stopped the table" in n and "never answered" in n
+               for n in report.notes), str(report)

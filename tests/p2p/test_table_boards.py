@@ -15,7 +15,7 @@ from engine.board import default_board_data
 from p2p.connection import Listener
 from p2p.errors import LobbyError
 from p2p.game import BoardMismatch, board_spec_digest
-from p2p.game_audit import EXIT_UNFAIR, audit_game
+from p2p.game_audit import DAMAGED, EXIT_NOT_CERTIFIED, audit_game
 from p2p.identity import Identity
 from p2p.lobby import Table as LobbyTable
 from p2p.lobby import join_table
@@ -69,12 +69,14 @@ def test_custom_board_game_audits_fair(tmp_path: Path) -> None:
     game = read_export(result.transcript)
     assert game.params.board_digest == board_spec_digest(board.read_text())
     assert game.config().board.name == "Test board"
-    # the board in the file is bound by the game id: swapping it is caught, not replayed
+    # the board in the file is bound by the game id: swapping it is caught, not replayed;
+    # nobody signed the board, so the file is damaged (exit 3), naming no one
     swapped = tmp_path / "swapped.silkroad"
     swapped.write_bytes(encode_export(game.roster, game.params, game.game_id, game.lam,
                                       game.wires, "default"))
     report = audit_game(swapped)
-    assert report.exit_code == EXIT_UNFAIR and report.violation is not None
+    assert report.exit_code == EXIT_NOT_CERTIFIED and report.status == DAMAGED
+    assert report.violation is not None and report.violation.party is None
     assert report.violation.rule == "board" and "board mismatch" in str(report)
 
 
