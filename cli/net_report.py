@@ -1,8 +1,9 @@
 """What ``play``, ``host`` and ``join`` print after a networked game, and their exit codes.
 
-Shared so the three commands agree: the transcript is copied where the user asked, a
-headless run audits it (the verdict is part of the result a script reads), and a table
-that stopped names the culprit on stderr with exit code 1.
+Shared so the three commands agree: the transcript is copied where the user asked (a
+``0600`` file, like the game folder's own), a headless run audits it (the verdict is part
+of the result a script reads), and a table that stopped names the culprit on stderr with
+exit code 1 (and where its transcript is, if the game had reached its end).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from cli.net_session import NetSession
 from engine.colours import COLOURS
 from engine.game import score_table, winners
+from p2p.store import write_private
 
 EXIT_OK, EXIT_FAIL = 0, 1
 
@@ -82,18 +84,26 @@ def finish_report(session: NetSession, target: Path, seed: int | None, wall: flo
     elif session.error is not None:
         problem = session.error
     outcome = session.outcome
+    source = outcome.transcript if outcome is not None else None
+    if source is None and session.stopped is not None:
+        source = session.stopped.export  # the game reached its end, but not every seat closed
     copied: Path | None = None
-    if outcome is not None and outcome.transcript is not None and outcome.transcript.exists():
+    if source is not None and source.exists():
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(outcome.transcript, target)
+            # 0600, atomically: the transcript holds what only this seat was sent
+            write_private(target, source.read_bytes())
             copied = target
         except OSError as exc:
             print(f"{prog}: cannot write the transcript {target}: {exc.strerror or exc}; "
-                  f"it is still at {outcome.transcript}", file=sys.stderr)
-            copied = outcome.transcript
+                  f"it is still at {source}", file=sys.stderr)
+            copied = source
     if problem is not None:
         print(f"{prog}: {problem}", file=sys.stderr)
+        if copied is not None:
+            cmd, q = silkroad_command(), shlex.quote(str(copied))
+            print(f"{prog}: the game reached its end; its transcript is {copied} "
+                  f"('{cmd} audit {q}' says which seats acknowledged the end)",
+                  file=sys.stderr)
         if session.folder is not None:
             print(f"{prog}: this seat's record is in {session.folder} "
                   f"(resume with: {resume_hint(session.folder)})", file=sys.stderr)

@@ -74,6 +74,10 @@ class RunOutcome:
 
 RULE_TEXT = {
     "desync": "its game state differs from ours (desync)",
+    "action-state-mismatch": "its move names another game state than the one it "
+                             "acknowledged (desync)",
+    "unchecked-abort": "a seat accused another, and what it pointed at never reached us "
+                       "(nobody is named)",
     "timeout": "it stopped answering (timeout)",
     "abandoned": "the table was abandoned while waiting for it",
     "false-claim": "it claimed goods it does not hold (cheating)",
@@ -411,7 +415,9 @@ class NetSession:
         except TableStopped as exc:
             # the rule and detail may be another seat's words (its abort notice): shown
             # and reported only cleaned (p2p.sanitize)
-            self.stopped = TableStopped(exc.culprit, clean(exc.rule, 64), clean(exc.detail))
+            self.stopped = TableStopped(exc.culprit, clean(exc.rule, 64), clean(exc.detail),
+                                        exc.stopped_by)
+            self.stopped.export = exc.export  # written when the game had reached its end
             self._set_status(None)
             exc = self.stopped
             self._emit(SessionError(self.describe_stop(exc), fatal=True))
@@ -438,6 +444,12 @@ class NetSession:
     def describe_stop(self, exc: TableStopped) -> str:
         """One line naming the culprit, e.g. "The table stopped: Omar (seat 3) — it stopped
         answering (timeout)"."""
+        by = exc.stopped_by
+        if by is not None and 0 <= by < len(self.seats):
+            # a seat's signed stop notice: it is named as the one that stopped, its reason
+            # shown as its own claim (the detail says "unverified")
+            return (f"The table stopped: {self.names[by]} (seat {by}) stopped it — "
+                    f"{exc.detail.split('; ', 1)[-1]}"[:200])
         who = "a peer"
         if exc.culprit is not None and 0 <= exc.culprit < len(self.seats):
             who = f"{self.names[exc.culprit]} (seat {exc.culprit})"

@@ -322,13 +322,19 @@ class SeatRecord:
 
 def read_seat(folder: str | os.PathLike[str]) -> SeatRecord:
     """Check that ``folder`` is a seat's game folder this peer can resume;
-    :class:`p2p.store.StoreError` (or ValueError) says what is wrong."""
+    :class:`p2p.store.StoreError` (or ValueError) says what is wrong (a λ in ``meta.json``
+    that is not the protocol's included: it is refused here, before any bot seat comes
+    back, and again when the table starts)."""
     store = GameStore(folder)
     try:
         roster, params, seat, _gid = store.load_meta()
         params.check_playable()
+        store.load_table_lam()
         store.load_secrets()
         bots = store.load_bot_seats()
+        for bot in bots:  # each comes back from its own folder: refused there alike
+            if GameStore(bot.folder).exists():
+                GameStore(bot.folder).load_table_lam()
     except ProtocolError as exc:
         raise StoreError(str(exc)) from None
     return SeatRecord(Path(folder), roster, params, seat, bots)

@@ -25,6 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from crypto.errors import MalformedInput
+from crypto.shuffle import DEFAULT_LAMBDA, check_lambda_range
 from engine.board import Board, default_board, load_board
 from engine.errors import DataError
 from engine.state import Config, make_config
@@ -47,6 +49,9 @@ FINAL_MOVE_SINCE = 4
 """The first protocol version whose games end with the caravan in the end city."""
 CERTIFIED_SINCE = 4
 """The first protocol version whose games end with every seat's closing acknowledgement."""
+LEGACY_LAMBDA = 40
+"""λ of a folder written before ``meta.json`` recorded it (protocol versions before
+:data:`CERTIFIED_SINCE` only: from then on it must be recorded)."""
 WORD_COUNT = 5
 MONEY_MODES = ("open", "hidden")
 """How other players' money shows at the table: ``open`` (the default: every payment is
@@ -123,6 +128,24 @@ class GameParams:
         if mode not in SHUFFLE_MODES:
             raise ProtocolError(f"shuffle mode {mode!r} (verified/audit)")
         return cls(players, variant, digest, mode, version, money)
+
+
+def lambda_problem(version: int, lam: object) -> str | None:
+    """Why ``lam`` (cut-and-choose rounds) cannot be the λ of a game of protocol
+    ``version``, or None.  Since :data:`CERTIFIED_SINCE` it is the protocol's own
+    (:data:`crypto.shuffle.DEFAULT_LAMBDA`), so the game id, which binds the version, binds
+    it too; before, any value in range was recorded.  Nobody signs λ: a file or folder that
+    says otherwise was damaged or edited, and a live table must not play on with it (an
+    honest cut-and-choose proof would fail, or a forgeable one pass).  The same rule as the
+    audit's (:mod:`p2p.game_audit`)."""
+    if version >= CERTIFIED_SINCE and lam != DEFAULT_LAMBDA:
+        return (f"λ = {lam!r:.20}, but protocol version {version} games use "
+                f"{DEFAULT_LAMBDA}")
+    try:
+        check_lambda_range(lam)
+    except MalformedInput as exc:
+        return str(exc)
+    return None
 
 
 def compute_game_id(roster: Sequence[RosterEntry], params: GameParams) -> bytes:

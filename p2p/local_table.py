@@ -143,7 +143,8 @@ async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = N
     """Start the mesh and build the table (``await table.run()`` plays); a folder that
     already holds a transcript makes the table resume.  The folder is locked first
     (:class:`p2p.store.FolderInUse` if another peer plays from it); :func:`finish_peer`
-    unlocks it."""
+    unlocks it.  Without ``lam`` the folder's is used, if it is right for the game's
+    protocol (:meth:`p2p.store.GameStore.load_table_lam`, else :class:`StoreError`)."""
     if peer.lock is None:
         peer.lock = FolderLock(peer.folder).acquire()
     store = GameStore(peer.folder)
@@ -151,6 +152,10 @@ async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = N
     # refuse a board/variant that is not the agreed one before anybody is contacted
     check_board(peer.params, board, f"seat {peer.seat}")
     variant_reverse(peer.params.variant)
+    if lam is None:
+        # the table's λ is fixed at set-up (meta.json) and checked against the protocol,
+        # like the board, before anybody is contacted (StoreError names the folder)
+        lam = store.load_table_lam()
     mesh = Mesh(peer.listener, peer.roster, peer.game_id, heartbeat_interval=heartbeat,
                 peer_timeout=peer_timeout)
     await mesh.start()
@@ -158,8 +163,6 @@ async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = N
     x = None
     if store.secrets_path.exists():
         x = store.load_secrets().elgamal_x
-    if lam is None:
-        lam = store.load_lam()  # the table's lambda is fixed at set-up (meta.json)
     setup = table_setup(peer.roster, peer.params, peer.seat, peer.game_id, lam, board)
     table = Table(mesh, setup, peer.identity, store, agent, human, elgamal_x=x,
                   stall_timeout=stall_timeout, abandon_timeout=abandon_timeout)

@@ -25,7 +25,7 @@ from engine.bots import make_bot
 
 from .netgame import resume_folder
 from .pacing import paced
-from .store import FolderInUse, GameStore
+from .store import FolderInUse, GameStore, StoreError
 from .table import TableStopped
 
 
@@ -59,10 +59,15 @@ async def run_peer(folder: Path, bot: str, seed: int, abandon: float, pace: floa
              detail="the parent process closed our stdin")
         return 3
     except TableStopped as exc:
-        emit(event="stopped", seat=seat, culprit=exc.culprit, rule=exc.rule, detail=exc.detail)
+        # a stop at the end of the game still wrote the export: say where
+        emit(event="stopped", seat=seat, culprit=exc.culprit, rule=exc.rule, detail=exc.detail,
+             export=None if exc.export is None else str(exc.export))
         return 1
     except FolderInUse as exc:  # a local mistake (two processes, one seat), not a cheat
         emit(event="stopped", seat=seat, culprit=None, rule="folder-in-use", detail=str(exc))
+        return 1
+    except StoreError as exc:  # a folder this peer must not play from (e.g. a wrong λ)
+        emit(event="stopped", seat=seat, culprit=None, rule="bad-folder", detail=str(exc))
         return 1
     finally:
         if watch is not None:

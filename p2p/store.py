@@ -10,9 +10,11 @@ Layout of ``<root>/<game_id hex[:16]>/``:
 * ``secrets.bin`` — our identity seed, ElGamal secret key and the latest session snapshot
   (see :mod:`p2p.table.resume`), written atomically (temp file + fsync + rename) because a
   half-written secret file would make the peer unable to resume.
-* ``stopped.json`` — why our table stopped early (culprit, rule, detail, step), if it did.
+* ``stopped.json`` — why our table stopped early (culprit, rule, detail, step), if it did,
+  and the export's path if it was written all the same.
 * ``game.silkroad`` — the self-contained export written at the end (roster keys, params and
-  every envelope including the revealed secrets) that ``silkroad audit`` verifies offline.
+  every envelope including the revealed secrets) that ``silkroad audit`` verifies offline;
+  also when the table stops after the game reached its end (a seat never closed).
 * ``lock`` — held (``flock``) by the one process playing from this folder: two peers
   writing one transcript would look to everyone else like one peer signing twice.
 * ``bots.json`` — the bot seats this player's process ran (their folders, kinds, seeds),
@@ -51,7 +53,14 @@ import msgpack
 from crypto.shuffle import DEFAULT_LAMBDA
 from engine.state import Config
 
-from .game import DEFAULT_BOARD, GameParams, game_config
+from .game import (
+    CERTIFIED_SINCE,
+    DEFAULT_BOARD,
+    LEGACY_LAMBDA,
+    GameParams,
+    game_config,
+    lambda_problem,
+)
 from .identity import fingerprint
 from .mesh import RosterEntry
 
@@ -115,6 +124,18 @@ def _atomic_write(path: Path, data: bytes) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def write_private(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically as a ``0600`` file (missing parent folders are
+    made ``0700``, as :func:`private_dirs` does) and return the path.
+
+    For a copy of a game's transcript outside its folder (``silkroad play --transcript``):
+    it holds what only this seat was sent, so it is as private as the folder's own."""
+    target = Path(path)
+    private_dirs(target.parent)
+    _atomic_write(target, data)
+    return target
 
 
 def secure_folder(folder: str | os.PathLike[str]) -> list[str]:
@@ -284,11 +305,41 @@ class GameStore:
         return self.meta_path.exists()
 
     def load_lam(self) -> int:
-        """The cut-and-choose parameter the table plays with (needed to audit)."""
+        """The cut-and-choose parameter recorded in ``meta.json``, as it is (the audit
+        judges it: :func:`p2p.game.lambda_problem`); a live table uses
+        :meth:`load_table_lam`."""
         try:
-            return int(json.loads(self.meta_path.read_text()).get("lam", 40))
+            return int(json.loads(self.meta_path.read_text()).get("lam", LEGACY_LAMBDA))
         except (OSError, ValueError, TypeError) as exc:
             raise StoreError(f"cannot read {self.meta_path}: {exc}") from exc
+
+    def load_table_lam(self) -> int:
+        """λ for a live table playing (or resuming) from this folder, checked against the
+        game's protocol version (:func:`p2p.game.lambda_problem`).
+
+        Nobody signs ``meta.json``: a λ edited or damaged there would otherwise be played
+        silently, and the table would make or accept cut-and-choose proofs the others (and
+        the audit) judge with the protocol's own λ.  So a wrong, absent (since protocol
+        version 4) or out-of-range λ raises :class:`StoreError` naming λ and the folder."""
+        try:
+            meta = json.loads(self.meta_path.read_text())
+            version = int(meta["params"][0])
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+            raise StoreError(f"cannot read {self.meta_path}: {exc}") from exc
+        if "lam" not in meta:
+            if version >= CERTIFIED_SINCE:
+                raise StoreError(f"the game folder {self.folder} records no λ (\"lam\" in "
+                                 f"meta.json); protocol version {version} games record "
+                                 f"{DEFAULT_LAMBDA}: refusing to play from it")
+            lam: object = LEGACY_LAMBDA
+        else:
+            lam = meta["lam"]
+        why = lambda_problem(version, lam)
+        if why is not None:
+            raise StoreError(f"the game folder {self.folder} has a wrong λ in meta.json "
+                             f"({why}): refusing to play from it")
+        assert isinstance(lam, int)
+        return lam
 
     def load_board(self) -> str:
         """The agreed board spec (folders from before boards were carried: the default)."""
@@ -400,13 +451,17 @@ class GameStore:
 
     # --- a stopped table ------------------------------------------------------------------
     def write_stopped(self, culprit: int | None, rule: str, detail: str, step: int,
-                      envelopes: int) -> None:
+                      envelopes: int, export: Path | None = None) -> None:
         """Record why our table stopped (``stopped.json``): the transcript alone cannot say
-        that a player abandoned or whom a timeout named."""
+        that a player abandoned or whom a timeout named.  ``export``: the ``game.silkroad``
+        written all the same (a stop at the end of the game), so whoever looks at the
+        folder finds it."""
         private_dirs(self.folder)
-        _atomic_write(self.stopped_path, json.dumps(
-            {"culprit": culprit, "rule": rule, "detail": detail, "step": step,
-             "envelopes": envelopes}, indent=1).encode())
+        record: dict[str, Any] = {"culprit": culprit, "rule": rule, "detail": detail,
+                                  "step": step, "envelopes": envelopes}
+        if export is not None:
+            record["export"] = str(export)
+        _atomic_write(self.stopped_path, json.dumps(record, indent=1).encode())
 
     def load_stopped(self) -> dict[str, Any] | None:
         """The stop record, or None if the table never stopped early (or it is unreadable)."""

@@ -1,15 +1,20 @@
 """Identifiable aborts: telling the table why we stop, and judging others' accusations.
 
 A stop that accuses no one (a timeout, the player abandoning, a local error) is told in a
-``stop`` notice, so the others stop at once instead of waiting for us
-(:meth:`Aborts.tell_stop`).
+``stop`` notice, so the others stop instead of waiting for us (:meth:`Aborts.tell_stop`).
+A stop notice is an act of its signer: the others stop naming it as the seat that stopped
+the table (not as a cheater), its reason shown as its unverified claim — but only after
+they finished the checks they had pending (:meth:`Aborts.stop_received`), so a cheat
+already sent is still named, and a stop is never a free exit from one.
 
 A peer that catches a cheat (possibly one only it can check, docs/security.md "Deferred
 checks") signs an ``abort`` notice naming the culprit, the rule and the envelope, so the
 others confirm it from the public transcript instead of waiting on it and blaming its
-silence.  A notice is judged by re-auditing the transcript so far (or, for an
-equivocation, by checking its two signed envelopes): either the accused — or an earlier
-cheater — is confirmed, or the accuser is named for a false accusation.
+silence.  A notice is judged by re-auditing the transcript so far with the evidence rule
+of :mod:`p2p.judge` (or, for an equivocation, by checking its two signed envelopes): the
+accused — or an earlier cheater — is confirmed; or the accuser is named for a false
+accusation, but only once we hold everything the notice points at and it checks out; until
+then we fetch what we lack, and if it never arrives nobody is named.
 """
 
 from __future__ import annotations
@@ -20,10 +25,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from crypto.audit import Violation
 from crypto.errors import CheatDetected, MalformedInput
 from crypto.transcript import Envelope, EquivocationProof
 
+from ..judge import stop_words
 from ..sanitize import clean
 from ..wire import ABORT_KIND, PROOF_RULES, STOP_KIND, abort_evidence
 from .context import TableContext
@@ -31,13 +36,22 @@ from .outcome import TableStopped
 
 log = logging.getLogger("p2p.table")
 
-SELF_EVIDENT = ("desync", "peer-stopped", "false-abort")
+SELF_EVIDENT = ("desync", "peer-stopped", "false-abort", "unchecked-abort")
 """Stops every peer reaches by itself (a dispute's majority, another seat's notice, an
 accusation each peer judges): no stop notice is sent for them, so that it can never
 pre-empt another peer's own verdict."""
 
 ABORT_WAIT = 5.0
-"""Seconds an abort notice may wait for the envelope it names before it is judged."""
+"""Seconds an abort notice may wait for what it points at (and a stop notice for our
+pending checks) before it is settled naming no one."""
+
+STOP_GRACE = 1.0
+"""Seconds a stop notice waits at least, even when we wait for nothing but its signer: an
+accusation another peer's pending check is about to send may still be on its way."""
+
+Judge = Callable[[list[bytes], int], TableStopped | None]
+"""Audits a transcript for an abort notice of the given accuser: the verdict (a seat named,
+or the accuser named for a false accusation), or None while it cannot be checked."""
 
 
 class Aborts:
@@ -45,7 +59,7 @@ class Aborts:
 
     def __init__(self, ctx: TableContext, emit: Callable[[str, Any], None],
                  take: Callable[[bytes, int], None], sync_all: Callable[[], None],
-                 audit: Callable[[list[bytes]], Violation | None]) -> None:
+                 audit: Judge) -> None:
         """``take`` feeds an envelope a notice carries into our inbox, ``sync_all`` asks every
         peer for what we lack, ``audit`` audits a transcript (the whole game audit, so a
         notice is judged by exactly the rules ``silkroad audit`` applies)."""
@@ -56,6 +70,10 @@ class Aborts:
         self._audit = audit
         self._sent = False
         self.tasks: list[asyncio.Task[None]] = []
+        #: seats whose stop notice we received (honoured once our pending checks ran)
+        self.stoppers: list[int] = []
+        #: whether an ack dispute is under way (its verdict, not a stop, ends the table)
+        self.disputed: Callable[[], bool] = lambda: False
         #: read by tests and tools: the abort claims this peer judged ``(accuser, verdict)``
         self.verdicts: list[tuple[int, TableStopped]] = []
 
@@ -91,14 +109,54 @@ class Aborts:
     @property
     def busy(self) -> bool:
         """Whether an accusation is under way: we sent a notice or are judging one."""
-        return self._sent or bool(self.tasks)
+        return self._sent or any(getattr(t, "judges_abort", False) for t in self.tasks)
+
+    async def settle(self) -> None:
+        """Wait for the abort notices being judged (each is bounded by :data:`ABORT_WAIT`
+        and one audit): a game does not end with an accusation unjudged."""
+        pending = [t for t in self.tasks if getattr(t, "judges_abort", False) and not t.done()]
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def stop_received(self, env: Envelope) -> None:
+        """Another seat signed that it stops the table.  We first finish what we have
+        pending — the op or step under way, whose checks may still fail on what that seat
+        sent — fetching what we lack; the stop is honoured once we wait only for seats that
+        stopped, or after :data:`ABORT_WAIT`, naming that seat as the one that stopped."""
+        if env.sender in self.stoppers:
+            return
+        self.stoppers.append(env.sender)
+        self.tasks.append(asyncio.get_running_loop().create_task(self._honour(env)))
+
+    async def _honour(self, env: Envelope) -> None:
+        ctx = self.ctx
+        start = time.monotonic()
+        self._sync_all()
+        while ctx.waiter.failure is None:
+            if not self._judging() and not self.disputed():
+                waited = time.monotonic() - start
+                waiting = ctx.waiter.waiting_for()
+                if waited >= ABORT_WAIT or (waited >= STOP_GRACE and waiting is not None
+                                            and all(p in self.stoppers for p in waiting[1])):
+                    break  # nothing more can come from the seats we wait for
+            await asyncio.sleep(0.05)
+        if ctx.waiter.failure is None:
+            ctx.stop(None, "peer-stopped", stop_words(env.sender, env.body),
+                     stopped_by=env.sender)
+
+    def _judging(self) -> bool:
+        """Whether an accusation is being judged (its verdict, not a stop, ends the table)."""
+        return any(not t.done() for t in self.tasks if t is not asyncio.current_task()
+                   and getattr(t, "judges_abort", False))
 
     def received(self, env: Envelope) -> None:
         """Another peer stopped, accusing someone: judge the claim ourselves."""
         if len(self.tasks) >= self.ctx.n:
             self.ctx.refuse(env.sender, "too many abort notices")
             return
-        self.tasks.append(asyncio.get_running_loop().create_task(self._judge(env)))
+        task = asyncio.get_running_loop().create_task(self._judge(env))
+        task.judges_abort = True  # type: ignore[attr-defined]  # read by _judging
+        self.tasks.append(task)
 
     def _has(self, ref: list[Any] | None) -> bool:
         if ref is None:
@@ -110,42 +168,43 @@ class Aborts:
     async def _judge(self, env: Envelope) -> None:
         """Confirm (or refute) an abort notice from the evidence and the transcript so far.
 
-        The envelope the notice carries goes through our own inbox first: if it is a
+        The envelopes the notice carries go through our own inbox first: if one is a
         violation our own checks stop the table on it, exactly as they would have had it
-        reached us directly.  Otherwise we fetch what we lack of the named envelope's chain
-        and audit the transcript as ``silkroad audit`` would: that names the accused
-        cheater — or an earlier one — whenever the accuser was right; if it shows nothing,
-        the accusation is false and the accuser is named.  Either way the table stops on a
-        signed, checkable fact."""
+        reached us directly.  Then we audit our transcript as ``silkroad audit`` would
+        (:mod:`p2p.judge`): that names the accused cheater — or an earlier one — whenever
+        the accuser was right, and names the accuser only when everything the notice
+        points at is here and checks out.  While neither holds we fetch what we lack (gap
+        sync) and audit again as it arrives; if it never does, the table stops naming no
+        one: the notice could not be checked."""
         ctx = self.ctx
         accuser = env.sender
-        culprit, rule, _detail, ref = env.body[:4]
+        culprit, rule, _detail, _ref = env.body[:4]
         if rule in PROOF_RULES:
             self._judge_equivocation(accuser, culprit, rule, env.body[4])
             return
         for wire in abort_evidence(env.body):
             self._take(wire, accuser)
         deadline = time.monotonic() + ABORT_WAIT
-        if not self._has(ref):
-            self._sync_all()
-        while not self._has(ref) and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)  # the named envelope may still be on its way
-        own = ctx.waiter.failure
-        if own is not None:
-            self.verdicts.append((accuser, own))  # our own checks already decided
-            return
-        wires = ctx.log.wires()
-        v = await asyncio.to_thread(self._audit, wires)
-        if v is not None and v.party is not None and v.rule != "false-abort":
-            # the accuser's rule is its own words: cleaned before a screen or log (sanitize)
-            verdict = TableStopped(v.party, v.rule,
-                                   f"confirmed from the transcript after seat {accuser}'s abort "
-                                   f"(accused seat {culprit} of {clean(rule, 64)}): {v}")
-        else:
-            verdict = TableStopped(accuser, "false-abort",
-                                   f"seat {accuser} accused seat {culprit} of {rule!r} but the "
-                                   "transcript so far shows no such violation")
-        self._judged(accuser, verdict)
+        held = -1
+        while True:
+            own = ctx.waiter.failure
+            if own is not None:
+                self.verdicts.append((accuser, own))  # our own checks already decided
+                return
+            if len(ctx.log.entries) != held:
+                held = len(ctx.log.entries)
+                verdict = await asyncio.to_thread(self._audit, ctx.log.wires(), accuser)
+                if verdict is not None:
+                    self._judged(accuser, verdict)
+                    return
+                self._sync_all()
+            if time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(0.05)
+        self._judged(accuser, TableStopped(
+            None, "unchecked-abort",
+            f"seat {accuser} accused seat {culprit} of {clean(rule, 64)}, and what the "
+            "accusation points at never reached us: nobody is named"))
 
     def _judged(self, accuser: int, verdict: TableStopped) -> None:
         """Record our verdict on ``accuser``'s abort notice and stop on it."""

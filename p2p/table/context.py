@@ -48,6 +48,7 @@ class TableContext:
         self.refusals.append(Refusal(sender, reason))
         log.warning("seat %d refused a message from seat %s: %s", self.me, sender, reason)
 
-    def stop(self, culprit: int | None, rule: str, detail: str) -> TableStopped:
+    def stop(self, culprit: int | None, rule: str, detail: str,
+             stopped_by: int | None = None) -> TableStopped:
         """Stop the table (the first reason wins); returns the reason, to raise."""
-        return self.waiter.stop(culprit, rule, detail)
+        return self.waiter.stop(culprit, rule, detail, stopped_by)

@@ -32,11 +32,11 @@ import gc
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from crypto.audit import Violation
 from crypto.errors import CheatDetected, MalformedInput, ProtocolStateError
 from crypto.session import TokenSession
 from crypto.transcript import Envelope, Equivocation, Signer, TranscriptLog
@@ -50,8 +50,7 @@ from ..handshake import PROTOCOL_VERSION
 from ..identity import Identity
 from ..net_resolver import NetResolver
 from ..resolution import ActionRefused, OpCall, check_move, deal_mode
-from ..sanitize import clean
-from ..store import GameStore, Secrets
+from ..store import GameStore, Secrets, StoreError
 from ..wire import (
     ABORT_KIND,
     ACK_KIND,
@@ -130,6 +129,7 @@ class Table:
                             lambda: self.step, lambda: self.state.encode())
         self.aborts = Aborts(self.ctx, lambda k, b: self.emit(k, b), self.inbox.accept,
                              self._sync_all, self._judge_audit)
+        self.aborts.disputed = lambda: self.acks.disputed
         self._applied_in_place = False  # _player_step applied the action already
         #: accusations that depend on the state, waiting for every peer to agree on it:
         #: (round, envelope, rule, detail)
@@ -237,16 +237,29 @@ class Table:
         self.outbox.emit(kind, body)
 
     async def run(self) -> TableResult:
-        """Play (or resume) to the end; raises :class:`TableStopped` if the table stops."""
+        """Play (or resume) to the end; raises :class:`TableStopped` if the table stops.
+
+        A table that stops once the game reached its end (the engine's state is over: only
+        the secrets or the closing acknowledgements were missing) still writes
+        ``game.silkroad``, and the :class:`TableStopped` it raises carries its path
+        (``export``; ``stopped.json`` records it too).  Without it a seat that never signs
+        its close would leave every other seat with a folder only: the file shows what
+        each seat signed, and its audit says who acknowledged the end (naming no one)."""
         loop = asyncio.get_running_loop()
         pump = loop.create_task(self.inbox.pump())
         flusher = loop.create_task(self.outbox.flusher())
+        stopped: TableStopped | None = None
         try:
             if self.store is not None and self.store.load_transcript():
                 self._restore()
             elif self.store is not None:
                 self._save_secrets(None)
             await self._play()
+            # an accusation that came in the last steps is judged before the game counts as
+            # played (its verdict may stop the table)
+            await self.aborts.settle()
+            if self.waiter.failure is not None:
+                raise self.waiter.failure
         except TableStopped as exc:
             self.aborts.tell_stop(exc.rule, exc.detail)
             # why the table stopped stays in the folder next to the transcript, so an
@@ -255,7 +268,7 @@ class Table:
                 with contextlib.suppress(OSError):
                     self.store.write_stopped(exc.culprit, exc.rule, exc.detail, self.step,
                                              len(self.log.entries))
-            raise
+            stopped = exc  # raised once everything we signed has left (below)
         except Exception as exc:  # a local failure (disk, bug): the others learn it at once
             self.aborts.tell_stop("local-error", f"{type(exc).__name__}: {exc}")
             raise
@@ -272,15 +285,37 @@ class Table:
             if self.store is not None:
                 self.store.close()
             gc.unfreeze()  # the game's objects may be collected again (see _settle_heap)
-        export = None
+        if stopped is not None:
+            raise self._export_stopped(stopped)
         wires = self.log.wires()
-        if self.store is not None:
-            roster, params, _seat, _gid = self.store.load_meta()
-            export = self.store.write_export(roster, params, self.setup.game_id,
-                                             self.setup.lam, wires, self.setup.board)
+        export = self._write_export(wires)
         return TableResult(self.state, self.state.hash(), scores(self.state),
                            winners(self.state), wires, export, list(self.refusals), self.step,
                            list(self.step_times), list(self.applied_at), dict(self.decided_at))
+
+    def _write_export(self, wires: list[bytes]) -> Path | None:
+        """Write ``game.silkroad`` from ``wires`` (None without a game folder)."""
+        if self.store is None:
+            return None
+        roster, params, _seat, _gid = self.store.load_meta()
+        return self.store.write_export(roster, params, self.setup.game_id, self.setup.lam,
+                                       wires, self.setup.board)
+
+    def _export_stopped(self, stopped: TableStopped) -> TableStopped:
+        """After a stop at the end of the game (the engine's state is over), write the
+        export all the same and say where (``stopped.export``, ``stopped.json``); returns
+        ``stopped``, to raise.  A stop before the end leaves the folder alone: its audit
+        (``silkroad audit FOLDER``) covers the part played."""
+        if self.store is None or actors(self.state):
+            return stopped
+        try:
+            stopped.export = self._write_export(self.log.wires())
+            self.store.write_stopped(stopped.culprit, stopped.rule, stopped.detail, self.step,
+                                     len(self.log.entries), stopped.export)
+        except (OSError, StoreError) as exc:  # the stop is the news; the folder still audits
+            log.error("seat %d could not write the export of its stopped game: %s",
+                      self.me, exc)
+        return stopped
 
     # ================================================================ main loop
     async def _play(self) -> None:
@@ -392,8 +427,9 @@ class Table:
             # (raises); if it does not, the actor contradicts its own ack
             self.acks.send(step)
             await self.acks.confirm(step)
-            raise self.stop(actor, "desync", f"step {step}: the action's state hash differs "
-                                       "from the one its sender acknowledged")
+            raise self.stop(actor, "action-state-mismatch",
+                            f"step {step}: the action's state hash differs from the one its "
+                            "sender acknowledged")  # the audit's rule and words
         try:
             a, self._applied_in_place = check_move(self.state, env.body[1], in_place=True)
         except ActionRefused as exc:
@@ -428,7 +464,7 @@ class Table:
             try:
                 out = start()
             except CheatDetected as exc:
-                self.aborts.send(exc, None)
+                self.aborts.send(exc, *self._culprit_evidence(exc, None))
                 raise self._crypto_failure(exc) from exc
             except ProtocolStateError as exc:
                 raise self._crypto_failure(exc) from exc
@@ -469,11 +505,38 @@ class Table:
             if seat != self.me:
                 self.inbox.request_sync(seat)
 
-    def _judge_audit(self, wires: list[bytes]) -> Violation | None:
-        """The whole-game audit of ``wires`` (run in a worker thread by the abort judge)."""
+    def _judge_audit(self, wires: list[bytes], accuser: int) -> TableStopped | None:
+        """The whole-game audit of ``wires`` for ``accuser``'s abort notice (run in a worker
+        thread by the abort judge): the seat it names, or None while nobody can be named
+        (the notice cannot be checked yet).  The rule is the audit's (:mod:`p2p.judge`)."""
         report = audit_wires(wires, self.setup.keys, self.setup.game_id, self.setup.lam,
                              self.config, shuffle_mode=self.setup.shuffle_mode)
-        return report.violation if report.status == UNFAIR else None
+        v = report.violation
+        if report.status != UNFAIR or v is None or v.party is None:
+            return None
+        if v.rule == "false-abort" and v.party == accuser:
+            return TableStopped(accuser, "false-abort", str(v.detail))
+        # the accuser's rule is its own words: cleaned before a screen or log (sanitize)
+        return TableStopped(v.party, v.rule, f"confirmed from the transcript after seat "
+                                             f"{accuser}'s abort notice: {v}")
+
+    def _culprit_evidence(self, exc: CheatDetected, env: Envelope | None
+                          ) -> tuple[Envelope | None, list[bytes]]:
+        """What an abort notice for ``exc`` points at and carries: the culprit's own
+        offending envelopes — ``env`` if it is the culprit's, else the culprit's messages of
+        the op that failed (a deferred check fails while another seat's message completes
+        the batch: that message proves nothing against the culprit)."""
+        c = exc.culprit
+        if env is not None and env.sender == c:
+            return env, [env.wire]
+        ses = self.session
+        idx = ses.current.index if ses.current is not None else ses.next_index - 1
+        mine = [] if c is None else [
+            e for e in self.log.by_sender.get(c, []) if e.kind == CRYPTO_KIND
+            and isinstance(e.body, list) and e.body and e.body[0] == idx]
+        if not mine:
+            return env, [] if env is None else [env.wire]
+        return mine[-1], [mine[-1].wire]  # its latest message of the op: the one checked
 
     def _suspect(self, rnd: int, env: Envelope, rule: str, detail: str) -> None:
         """``env`` breaks the rules *in the state at round* ``rnd`` — who may act, what is
@@ -525,7 +588,7 @@ class Table:
             try:
                 out = self.session.receive(who, body)
             except CheatDetected as exc:
-                self.aborts.send(exc, env, evidence=[env.wire])
+                self.aborts.send(exc, *self._culprit_evidence(exc, env))
                 self.stop(exc.culprit, exc.rule, exc.detail)
                 return False
             except MalformedInput as exc:
@@ -558,12 +621,10 @@ class Table:
             if not stop_body_ok(body):
                 self._violation(env, "malformed-stop", f"seat {who} signed a malformed "
                                                        "stop notice")
-            elif (who != self.me and not self.ctx.replaying and not self.aborts.tasks
-                  and not self.acks.disputed):
-                # (while we judge an accusation or a dispute, its verdict stops us: a seat's
-                # bare word must not pre-empt it; its words are cleaned: p2p.sanitize)
-                self.stop(None, "peer-stopped", f"seat {who} stopped the table: "
-                                                f"{clean(body[0], 64)}: {clean(body[1], 400)}")
+            elif who != self.me and not self.ctx.replaying:
+                # honoured once our pending checks ran (a cheat already sent is named), and
+                # never over an accusation's or a dispute's verdict (p2p.table.aborts)
+                self.aborts.stop_received(env)
         else:
             self._violation(env, "unknown-kind", f"seat {who} signed an envelope of unknown "
                                                  f"kind {str(kind)[:32]!r}")

@@ -11,15 +11,22 @@ from engine.state import GameState
 class TableStopped(Exception):
     """The table cannot go on: a cheat, a desync or a peer that never answered.
 
-    ``culprit`` is the seat to blame (None if unknown), ``rule`` a stable id.
+    ``culprit`` is the seat to blame (None if unknown), ``rule`` a stable id.  ``export``
+    is the ``game.silkroad`` the table wrote all the same because the game had reached its
+    end (:meth:`p2p.table.Table.run`), None otherwise.
     """
 
-    def __init__(self, culprit: int | None, rule: str, detail: str) -> None:
+    def __init__(self, culprit: int | None, rule: str, detail: str,
+                 stopped_by: int | None = None) -> None:
         who = "unattributed" if culprit is None else f"seat {culprit}"
         super().__init__(f"{who}: {rule}: {detail}")
         self.culprit = culprit
         self.rule = rule
         self.detail = detail
+        #: the seat whose signed stop notice stopped the table (not a cheater: it said it
+        #: stops, and why; ``detail`` shows its reason as its unverified claim)
+        self.stopped_by = stopped_by
+        self.export: Path | None = None
 
 
 @dataclass

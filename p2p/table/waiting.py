@@ -54,10 +54,11 @@ class Waiter:
         if w is not None and not w.done():
             w.set_result(None)
 
-    def stop(self, culprit: int | None, rule: str, detail: str) -> TableStopped:
+    def stop(self, culprit: int | None, rule: str, detail: str,
+             stopped_by: int | None = None) -> TableStopped:
         """Stop the table (the first reason wins) and return that reason, to raise."""
         if self.failure is None:
-            self.failure = TableStopped(culprit, rule, detail)
+            self.failure = TableStopped(culprit, rule, detail, stopped_by)
             log.error("seat %d stops the table: %s", self.me, self.failure)
         self.notify()
         return self.failure

@@ -389,7 +389,7 @@ def test_two_seats_on_one_folder_is_a_local_error(tmp_path: Path,
         for p in peers:
             await p.listener.close()
         p = peers[1]
-        prepare_folder(p.folder, p.roster, p.params, p.seat, p.game_id, p.identity, 8)
+        prepare_folder(p.folder, p.roster, p.params, p.seat, p.game_id, p.identity)
         return p.folder
 
     seat = asyncio.run(folder())

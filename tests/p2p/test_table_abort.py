@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from table_kit import Rerouted, play_tables, run
@@ -14,10 +14,12 @@ from table_kit import Rerouted, play_tables, run
 from crypto.protocols.base import Step
 from crypto.protocols.deal import Deal
 from crypto.protocols.withdraw import Withdraw
+from crypto.transcript import parse
 from engine.actions import Action, encode
-from p2p.game_audit import audit_folder
+from p2p.game_audit import STOPPED, audit_folder, audit_game
+from p2p.store import GameStore
 from p2p.table import Table, TableStopped
-from p2p.wire import ABORT_KIND, ENV_TAG
+from p2p.wire import ABORT_KIND, CLOSE_KIND, ENV_TAG, STOP_KIND
 
 CHEAT = 1
 VICTIM = 2
@@ -224,10 +226,15 @@ def test_equivocation_to_different_peers_is_exposed_by_the_dispute(tmp_path: Pat
 
 
 @pytest.mark.timeout(90)
-def test_a_bad_share_shown_to_its_victim_only_is_named_by_every_peer(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("mode", "players"), [("audit", 3), ("verified", 3), ("audit", 4),
+                                               ("verified", 4)])
+def test_a_bad_share_shown_to_its_victim_only_is_named_by_every_peer(
+        tmp_path: Path, mode: str, players: int) -> None:
     """The cheater sends its deal messages — one with a bad share for VICTIM — to VICTIM
     alone.  Seat 0 fetches them from whoever has them (gap sync), VICTIM's abort notice
-    carries the offending envelope, and every peer names the cheater, never the victim."""
+    carries the cheater's own offending envelope (not the honest message that completed the
+    batch), and every peer names the cheater, never the victim, live and in every audit of
+    its folder — also when a suffix of one seat's chain is cut from that folder."""
 
     def prepare(t: Table) -> None:
         if t.me == CHEAT:
@@ -239,15 +246,45 @@ def test_a_bad_share_shown_to_its_victim_only_is_named_by_every_peer(tmp_path: P
 
             t.transport = Rerouted(t.transport, deal_to_victim)
 
-    peers, results = run(lambda: play_tables(tmp_path, 3, prepare=prepare, abandon=30.0),
-                         timeout=85)
+    peers, results = run(lambda: play_tables(tmp_path, players, mode=mode, prepare=prepare,
+                                             abandon=30.0), timeout=85)
     for me, r in enumerate(results):
         assert isinstance(r, TableStopped), (me, r)
         assert (r.culprit, r.rule) == (CHEAT, "dleq-invalid"), (me, r)
+        assert all(v.culprit == CHEAT for _a, v in peers[me].table.abort_verdicts), me
+    notice = next(e for e in peers[VICTIM].table.log.by_sender[VICTIM] if e.kind == ABORT_KIND)
+    carried = [parse(w, peers[0].table.keys, peers[0].table.setup.game_id)
+               for w in notice.body[4]]
+    assert [e.sender for e in carried] == [CHEAT] and notice.body[3][0] == CHEAT, notice.body
     for p in peers:
         report = audit_folder(p.folder)
         v = report.violation
         assert v is not None and (v.party, v.rule) == (CHEAT, "dleq-invalid"), str(report)
+    # the same transcript cut after the deal started, one seat's chain at a time: the
+    # victim's true accusation is never judged false (nobody, or the cheater, is named)
+    store = GameStore(peers[0].folder)
+    wires = store.load_transcript()
+    keys, gid = peers[0].table.keys, peers[0].table.setup.game_id
+    envs = [parse(w, keys, gid) for w in wires]
+    for seat in range(players):
+        deal = [e.seq for e in envs if e.sender == seat and e.kind == "crypto"
+                and e.body[1] == "deal"]
+        if not deal:
+            continue
+        cut = [e.wire for e in envs if e.sender != seat or e.seq < deal[-1]]
+        (tmp_path / f"cut{seat}").mkdir()
+        folder = tmp_path / f"cut{seat}"
+        for name in ("meta.json", "board.json"):
+            if (peers[0].folder / name).exists():
+                (folder / name).write_bytes((peers[0].folder / name).read_bytes())
+        cut_store = GameStore(folder)
+        for w in cut:
+            cut_store.append(w)
+        cut_store.close()
+        report = audit_folder(folder)
+        v = report.violation
+        assert report.error is None, str(report)
+        assert v is None or v.party in (None, CHEAT), (seat, str(report))
 
 
 @pytest.mark.timeout(90)
@@ -284,3 +321,83 @@ def test_two_different_moves_shown_to_two_peers_name_the_mover(tmp_path: Path,
     for me, r in enumerate(results):
         assert isinstance(r, TableStopped), (me, r)
         assert r.culprit == CHEAT and r.rule in ("equivocation", "bad-chain"), (me, r)
+
+
+class _StopsAndLeaves(Table):
+    """CHEAT signs a stop notice (a false reason) at a chosen moment and goes silent."""
+
+    told: ClassVar[list[int]] = []
+
+    def _leave(self) -> None:
+        self.told.append(self.step)
+        self.emit(STOP_KIND, ["timeout", f"seats [{VICTIM}] never answered"])
+        self.stop(None, "left", "went quiet after its stop notice")  # sends nothing more
+
+
+def _shares_then_stops(t: Table) -> None:
+    if t.me != CHEAT:
+        return
+    t.session.ops["deal"] = OneBadShareDeal
+    original = t.outbox.emit_crypto
+
+    def emit_crypto(out: list[Any], save: Any) -> None:
+        original(out, save)
+        cur = t.session.current
+        if out and cur is not None and cur.name == "deal" and not _StopsAndLeaves.told \
+                and any(b[3] == "share" for b in out):
+            assert isinstance(t, _StopsAndLeaves)
+            t._leave()
+
+    t.outbox.emit_crypto = emit_crypto  # type: ignore[method-assign]  # the cheat's hook
+
+
+@pytest.mark.timeout(90)
+def test_a_stop_notice_right_after_a_bad_share_does_not_save_the_cheater(
+        tmp_path: Path) -> None:
+    """CHEAT sends a share that is bad for VICTIM and at once a stop notice with a false
+    reason, then goes quiet.  Every peer finishes its pending checks before it honours the
+    stop: VICTIM's check still runs and names CHEAT, and nobody names VICTIM."""
+    _StopsAndLeaves.told = []
+    peers, results = run(lambda: play_tables(tmp_path, 3, table_cls=_StopsAndLeaves,
+                                             prepare=_shares_then_stops, abandon=30.0),
+                         timeout=85)
+    assert _StopsAndLeaves.told, "the cheater never sent its share"
+    r = results[VICTIM]
+    assert isinstance(r, TableStopped) and (r.culprit, r.rule) == (CHEAT, "dleq-invalid"), r
+    for me in (0, VICTIM):
+        r = results[me]
+        assert isinstance(r, TableStopped), (me, r)
+        assert r.culprit in (CHEAT, None) and (r.culprit == CHEAT or r.stopped_by == CHEAT), r
+        report = audit_folder(peers[me].folder)
+        v = report.violation
+        assert v is not None and v.party in (CHEAT, None), (me, str(report))
+
+
+@pytest.mark.timeout(90)
+def test_a_stop_notice_instead_of_a_close_names_who_stopped(tmp_path: Path) -> None:
+    """A losing seat signs a stop notice (a false reason) instead of its closing
+    acknowledgement.  That is an act, not a free exit: every other seat stops naming it as
+    the seat that stopped the table (not as a cheater), and the file each of them keeps
+    says so — never certified, its reason shown as its unverified claim."""
+
+    class StopsAtTheEnd(_StopsAndLeaves):
+        def emit(self, kind: str, body: Any) -> None:
+            if self.me == CHEAT and kind == CLOSE_KIND:
+                self._leave()
+                return
+            super().emit(kind, body)
+
+    StopsAtTheEnd.told = []
+    _peers, results = run(lambda: play_tables(tmp_path, 3, table_cls=StopsAtTheEnd,
+                                             abandon=30.0), timeout=85)
+    assert StopsAtTheEnd.told
+    for me in (0, VICTIM):
+        r = results[me]
+        assert isinstance(r, TableStopped), (me, r)
+        assert (r.culprit, r.rule, r.stopped_by) == (None, "peer-stopped", CHEAT), (me, r)
+        assert "never answered" in r.detail and "unverified" in r.detail, r.detail
+        assert r.export is not None, "the game reached its end: its file is written"
+        report = audit_game(r.export)
+        assert report.status == STOPPED and report.violation is not None, str(report)
+        assert report.violation.party is None, str(report)
+        assert any(f"seat {CHEAT} stopped the table" in n for n in report.notes), str(report)
