@@ -530,6 +530,9 @@ def _closes_short(chains: Chains, replay: EngineReplay) -> list[str]:
         if short:
             out.append(f"seat {c.seat}'s closing acknowledgement does not acknowledge the "
                        f"secrets of seats {short}")
+        if held.get(c.seat) != c.seq - 1:  # an honest seat's own head: its last envelope
+            out.append(f"seat {c.seat}'s closing acknowledgement does not acknowledge its "
+                       "own last envelope before it")
     return out
 
 

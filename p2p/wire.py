@@ -114,10 +114,14 @@ def head_ok(head: Any, players: int) -> bool:
 
 
 def ack_body_ok(body: Any, players: int) -> bool:
-    """Shape of an ack: ``[round, chain value, heads]`` (:func:`crypto.transcript.ack_body`)."""
+    """Shape of an ack: ``[round, chain value, heads]`` (:func:`crypto.transcript.ack_body`),
+    the heads one per seat in seat order, as every honest peer writes them
+    (:meth:`crypto.transcript.TranscriptLog.heads`): an ack or close is one statement with
+    one spelling, so nobody can re-sign it in another that says the same."""
     return (isinstance(body, list) and len(body) == 3 and isinstance(body[0], int)
             and isinstance(body[1], bytes) and isinstance(body[2], list)
-            and all(head_ok(h, players) for h in body[2]))
+            and all(head_ok(h, players) for h in body[2])
+            and all(a[0] < b[0] for a, b in zip(body[2], body[2][1:], strict=False)))
 
 
 def sync_counts_ok(counts: Any, players: int) -> bool:

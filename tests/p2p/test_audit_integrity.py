@@ -485,3 +485,36 @@ def test_a_stop_notice_in_a_finished_game_is_reported(
     assert v.party is None, str(report)
     assert any(f"seat {FORGER} stopped the table" in n and "never answered" in n
                for n in report.notes), str(report)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("how", ["repeated", "own-head-lowered"])
+def test_a_close_has_one_spelling(game: tuple[Path, list[LocalPeer]], tmp_path: Path,
+                                  how: str) -> None:
+    """The forger re-signs its close saying the same thing another way — a head repeated
+    (one head per seat, in seat order, is the only spelling an honest peer writes: named
+    ``malformed-close``), or its own head moved back to a true but earlier envelope (it
+    then no longer acknowledges its own last envelope: not certified).  Either way the
+    file is never certified with signed content the game did not have."""
+    src, peers = game
+    wires = read_export(src).wires
+    close = next(_envelope(w) for w in wires
+                 if _envelope(w)[2] == FORGER and _envelope(w)[5] == "close")
+    heads = close[6][2]
+    if how == "repeated":
+        close[6][2] = [*heads[:1], heads[0], *heads[1:]]
+    else:
+        mine = [w for w in wires if _envelope(w)[2] == FORGER][close[3] - 2]
+        close[6][2] = [[s, q, i] if s != FORGER else [s, q - 1, envelope_id(mine)]
+                       for s, q, i in heads]
+    forged = [w for w in wires if not (_envelope(w)[2] == FORGER
+                                       and _envelope(w)[5] == "close")]
+    report = audit_game(_write(src, tmp_path / "close.silkroad", [*forged,
+                                                                   _sign(_key(peers, FORGER),
+                                                                         close)]))
+    v = report.violation
+    assert report.status != CERTIFIED and v is not None, str(report)
+    if how == "repeated":
+        assert (v.party, v.rule) == (FORGER, "malformed-close"), str(report)
+    else:
+        assert v.party is None, str(report)

@@ -260,6 +260,8 @@ def test_a_bad_share_shown_to_its_victim_only_is_named_by_every_peer(
         report = audit_folder(p.folder)
         v = report.violation
         assert v is not None and (v.party, v.rule) == (CHEAT, "dleq-invalid"), str(report)
+        # located at the cheater's own envelope, not at the message that completed the batch
+        assert v.sender_seq is not None and v.sender_seq[0] == CHEAT, str(report)
     # the same transcript cut after the deal started, one seat's chain at a time: the
     # victim's true accusation is never judged false (nobody, or the cheater, is named)
     store = GameStore(peers[0].folder)
