@@ -271,7 +271,11 @@ class EngineReplay:
         else:
             why = None if self.pending is None else self.pending.mismatch(name, args)
         if why is not None:
-            raise StateCheat(sender, "op-mismatch", f"step {self.step} {why}", self.step)
+            # the op the script asks for rests on this step's own moves (a sale's claim, a
+            # theft's victim): the sender must have acknowledged those too
+            self.raised = StateCheat(sender, "op-mismatch", f"step {self.step} {why}",
+                                     self.step, rests_on=dict(self.consumed))
+            raise self.raised
 
     # --- hook ----------------------------------------------------------------------------
     def __call__(self, ev: EnvelopeEvent | OpEvent) -> None:
@@ -574,9 +578,15 @@ def _attribute(v: Violation, replay: EngineReplay, acked: Acknowledged,
     binding = raised.binding if engine and raised is not None else None
     if step is None:
         step = raised.step if engine and raised is not None else replay.step
-    if _acknowledged(v.party, step, binding, engine, replay, acked):
+    rests_on = raised.rests_on if engine and raised is not None else None
+    if rests_on is not None:
+        if acked.covers(v.party, rests_on):
+            return v, []
+        gaps = acked.gaps(v.party, rests_on)
+    elif _acknowledged(v.party, step, binding, engine, replay, acked):
         return v, []
-    gaps = acked.gaps(v.party, replay.frontier[min(step, len(replay.frontier) - 1)])
+    else:
+        gaps = acked.gaps(v.party, replay.frontier[min(step, len(replay.frontier) - 1)])
     return None, [f"seat {v.party}'s envelope breaks rule {v.rule} ({clean(v.detail, 300)}) "
                   f"in the history this file holds at step {step}, but seat {v.party} never "
                   f"acknowledged holding the envelopes of seats {gaps} that it rests on: its "

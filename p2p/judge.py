@@ -64,13 +64,18 @@ SELF_EVIDENT = frozenset({
 
 class StateCheat(CheatDetected):
     """A violation that holds in the replay's state at ``step`` only (see the module
-    docstring); ``binding`` is the state hash the culprit signed with it, if any."""
+    docstring); ``binding`` is the state hash the culprit signed with it, if any.
+    ``rests_on``, when given, is everything the violation rests on (what the replay had
+    taken when it was found, in-step envelopes included): the culprit must have
+    acknowledged all of it, and a state it signed at the step's start is not enough."""
 
     def __init__(self, culprit: int | None, rule: str, detail: str, step: int,
-                 binding: bytes | None = None) -> None:
+                 binding: bytes | None = None, rests_on: dict[int, int] | None = None
+                 ) -> None:
         super().__init__(culprit, rule, detail)
         self.step = step
         self.binding = binding
+        self.rests_on = rests_on
 
 
 @dataclass

@@ -8,8 +8,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from bench.frugal_bot import BAG_ACTIONS, FrugalBot
 from crypto.shuffle import DEFAULT_LAMBDA
-from engine.actions import Action, Buy, Decline, ExchangeDone, ExchangePair, Trade
+from engine.actions import Action, ExchangeDone, ExchangePair
 from engine.bots import make_bot
 from engine.view import PlayerView
 from p2p.local_table import LocalPeer, finish_peer, make_local_setup, start_peer
@@ -29,27 +30,6 @@ def run(coro_fn: Callable[[], Awaitable[Any]], timeout: float = 60.0) -> Any:
     return asyncio.run(bounded())
 
 
-_BAG_ACTIONS = (Buy, Trade, ExchangePair, ExchangeDone)
-
-
-class FrugalBot:
-    """The heuristic bot, but it declines tiles that draw from the bag when it may.
-
-    Bag draws (withdraw) are the costliest crypto step; N peers in one process each verify
-    every one, so tests of 4–6 peers use this bot to stay fast while still exercising
-    deals, sales, thefts, Viziers and the final reveal.
-    """
-
-    def __init__(self, seed: int) -> None:
-        self.inner = make_bot("heuristic", seed)
-
-    def choose(self, view: PlayerView, legal: list[Action]) -> Action:
-        a = self.inner.choose(view, legal)
-        if isinstance(a, _BAG_ACTIONS) and Decline() in legal:
-            return Decline()
-        return a
-
-
 class OneDrawBot:
     """The heuristic bot until it has chosen one bag draw (Buy/Trade/Exchange), then the
     frugal bot: a game with a few withdraw ops (all one needs to kill a peer during one)
@@ -66,7 +46,7 @@ class OneDrawBot:
         if self.drew and not mid:
             return self.frugal.choose(view, legal)
         a = self.inner.choose(view, legal)
-        if isinstance(a, _BAG_ACTIONS):
+        if isinstance(a, BAG_ACTIONS):
             self.drew = True
         return a
 
