@@ -109,6 +109,26 @@ def test_false_abort_names_the_accuser(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(60)
+def test_an_accusation_pointing_at_what_nobody_holds_names_no_one(tmp_path: Path) -> None:
+    """An abort notice naming an envelope of seat 2 that no peer holds cannot be checked:
+    the others fetch, audit again as things arrive, and after the wait stop naming no one
+    (not the accused, and not the accuser: what it saw may simply not have reached us)."""
+    liar = 0
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == liar and t.step == 6:
+            t.emit(ABORT_KIND, [2, "dleq-invalid", "made up", [2, 10**6, bytes(32)]])
+            t.stop(2, "dleq-invalid", "made up")
+
+    _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0),
+                          timeout=55)
+    for me in (1, 2):
+        r = results[me]
+        assert isinstance(r, TableStopped), (me, r)
+        assert (r.culprit, r.rule) == (None, "unchecked-abort"), (me, r)
+
+
+@pytest.mark.timeout(60)
 def test_an_abort_notice_is_confirmed_with_its_words_cleaned(tmp_path: Path) -> None:
     """The rule an abort notice names is its sender's own words: a peer that confirms the
     accusation from the transcript quotes it without escape sequences or bidi overrides."""
