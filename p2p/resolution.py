@@ -9,7 +9,7 @@ that its two drivers only differ in where results come from:
 
 * the live table (:class:`p2p.net_resolver.NetResolver`) starts each op on its session and
   awaits the other peers' messages;
-* the offline audit and the replay viewer (:class:`p2p.game_audit.EngineReplay`) take the
+* the offline audit and the replay viewer (:class:`p2p.engine_replay.EngineReplay`) take the
   next completed op of the transcript and check that it is the op the script asks for.
 
 A false claim, an all-or-nothing withdraw that took only some goods, or an op that is not

@@ -70,6 +70,8 @@ class Aborts:
         self._audit = audit
         self._sent = False
         self.tasks: list[asyncio.Task[None]] = []
+        #: the tasks among them that judge an abort notice (at most one per seat)
+        self.judges: list[asyncio.Task[None]] = []
         #: seats whose stop notice we received (honoured once our pending checks ran)
         self.stoppers: list[int] = []
         #: whether an ack dispute is under way (its verdict, not a stop, ends the table)
@@ -109,12 +111,12 @@ class Aborts:
     @property
     def busy(self) -> bool:
         """Whether an accusation is under way: we sent a notice or are judging one."""
-        return self._sent or any(getattr(t, "judges_abort", False) for t in self.tasks)
+        return self._sent or bool(self.judges)
 
     async def settle(self) -> None:
         """Wait for the abort notices being judged (each is bounded by :data:`ABORT_WAIT`
         and one audit): a game does not end with an accusation unjudged."""
-        pending = [t for t in self.tasks if getattr(t, "judges_abort", False) and not t.done()]
+        pending = [t for t in self.judges if not t.done()]
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
 
@@ -146,16 +148,15 @@ class Aborts:
 
     def _judging(self) -> bool:
         """Whether an accusation is being judged (its verdict, not a stop, ends the table)."""
-        return any(not t.done() for t in self.tasks if t is not asyncio.current_task()
-                   and getattr(t, "judges_abort", False))
+        return any(not t.done() for t in self.judges)
 
     def received(self, env: Envelope) -> None:
         """Another peer stopped, accusing someone: judge the claim ourselves."""
-        if len(self.tasks) >= self.ctx.n:
+        if len(self.judges) >= self.ctx.n:
             self.ctx.refuse(env.sender, "too many abort notices")
             return
         task = asyncio.get_running_loop().create_task(self._judge(env))
-        task.judges_abort = True  # type: ignore[attr-defined]  # read by _judging
+        self.judges.append(task)
         self.tasks.append(task)
 
     def _has(self, ref: list[Any] | None) -> bool:
