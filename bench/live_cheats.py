@@ -29,8 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crypto import group
+from crypto.protocols.base import Step
+from crypto.protocols.chain import ShuffleChain
 from crypto.transcript import Envelope
 from engine.actions import (
+    RESOLVER,
     Action,
     Bid,
     Decline,
@@ -44,7 +47,7 @@ from engine.actions import (
     decode,
     encode,
 )
-from engine.rules import actors
+from engine.rules import actors, is_simultaneous
 from p2p.table import Table
 from p2p.table.outbox import Outbox
 from p2p.wire import (
@@ -76,7 +79,9 @@ MISBEHAVIOURS: tuple[str, ...] = (
     "unknown-kind",       # envelopes of kinds no table sends
     "corrupt-crypto",     # a crypto message with one point or byte changed
     "wrong-share",        # a decryption share changed: often only its recipient checks it
+    "wrong-claim-share",  # a share changed in a claim's op (a sale: inside a player's step)
     "extra-action",       # an action for a step that is not its own, or a second one
+    "equivocate-crypto",  # two valid shuffles of one deck, one per group of peers
 )
 """Every misbehaviour :func:`choose_plan` may pick."""
 
@@ -92,11 +97,15 @@ AT_THE_END = ("partial-close", "withhold-close", "withhold-secrets")
 """Misbehaviours whose envelope is signed once, at the end: they fire whatever the point
 (point 0), so that a short game cannot end before the cheater reaches it."""
 
+AT_THE_START = ("equivocate-crypto",)
+"""Misbehaviours that need the deal (the shuffles come at the start, and again only when
+the bag is reshuffled): they fire at the first chance (point 0)."""
+
 DELAY_RANGE = (0.1, 5.0)
 """Seconds a delayed envelope is held back (the bench's abandon timeout is longer, so a
 delay alone never makes an honest seat give up)."""
 
-FALSE_RULES = ("illegal-action", "dleq-invalid", "desync", "out-of-turn", "invalid-point",
+FALSE_RULES = ("illegal-action", "dleq-invalid", "ack-mismatch", "out-of-turn", "invalid-point",
                "shuffle-proof-invalid", "equivocation", "bad-chain", "timeout")
 """Rules a false accusation may name (the proof rules carry two honest envelopes that fit
 one chain)."""
@@ -140,7 +149,7 @@ def choose_plan(seed: int, players: int, kinds: tuple[str, ...] | None = None) -
     if kind not in MISBEHAVIOURS:
         raise ValueError(f"unknown misbehaviour {kind!r}; known: {', '.join(MISBEHAVIOURS)}")
     point = rng.randint(*(EARLY_RANGE if rng.random() < 1 / 3 else POINT_RANGE))
-    if kind in AT_THE_END:
+    if kind in AT_THE_END or kind in AT_THE_START:
         point = 0
     return Plan(seed, players, cheater, kind, point, rng)
 
@@ -324,6 +333,8 @@ class CheatOutbox(Outbox):
         #: envelopes whose signed body differs from the one this seat itself acts on: the
         #: cheater plays on as if it had sent the honest one
         self._local: dict[bytes, Envelope] = {}
+        #: a second valid payload of each of our shuffles, by (op index, step name)
+        self.alternates: dict[tuple[int, str], Any] = {}
 
     # --- the hooks ----------------------------------------------------------------------
     def emit(self, kind: str, body: Any) -> Envelope:
@@ -579,6 +590,29 @@ class CheatOutbox(Outbox):
             return None
         return self._corrupt_crypto(kind, body)
 
+    def _wrong_claim_share(self, kind: str, body: Any) -> Envelope | None:
+        st = self.table.state
+        who = actors(st)
+        in_a_move = bool(who) and who[0] != RESOLVER and not is_simultaneous(st)
+        if kind != CRYPTO_KIND or body[3] != "share" or not in_a_move:
+            return None
+        return self._corrupt_crypto(kind, body)
+
+    def _equivocate_crypto(self, kind: str, body: Any) -> Envelope | None:
+        if kind != CRYPTO_KIND or not str(body[3]).startswith("shuffle"):
+            return None
+        alt = self.alternates.pop((body[0], body[3]), None)
+        if alt is None:
+            return None
+        env = self._plain(kind, body)
+        second = self._second(kind, [*body[:4], alt], env)
+        a, b = self._split()
+        self.transport.route(env.wire, to=a, alt=second, alt_to=b)
+        self._did(f"equivocated on its {self._what(kind, env.seq, body)}: one valid shuffle "
+                  f"to seats {_shown(a)}, another valid shuffle of the same deck to seats "
+                  f"{_shown(b)}")
+        return env
+
     def _corrupt_crypto(self, kind: str, body: Any) -> Envelope | None:
         if kind != CRYPTO_KIND:
             return None
@@ -642,4 +676,27 @@ def arm(table: Table, plan: Plan) -> Adversary:
     table.transport = transport
     outbox = CheatOutbox(table, plan, transport)
     table.outbox = outbox
+    if plan.kind == "equivocate-crypto":
+        ses = table.session
+        ses.ops = {name: _two_shuffles(cls, outbox.alternates, lambda: outbox._done)
+                   if issubclass(cls, ShuffleChain) else cls for name, cls in ses.ops.items()}
     return Adversary(plan, table, transport, outbox)
+
+
+def _two_shuffles(cls: type[Any], alternates: dict[tuple[int, str], Any],
+                  done: Any) -> type[Any]:
+    """``cls`` whose every shuffle of ours is made twice: the first is sent (and kept, with
+    its witness), the second stashed in ``alternates`` for an equivocation."""
+
+    class TwoShuffles(cls):
+        def make_shuffle(self, st: Step) -> list[Any]:
+            first = super().make_shuffle(st)
+            if alternates or done():  # one equivocation (a shuffle with a proof is costly)
+                return first
+            witness: Any = getattr(self, "witness")  # noqa: B009 (set by the chain)
+            alternates[(self.index, st.name)] = super().make_shuffle(st)
+            setattr(self, "witness", witness)  # noqa: B010
+            return first
+
+    TwoShuffles.__name__ = cls.__name__
+    return TwoShuffles

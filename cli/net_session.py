@@ -73,7 +73,9 @@ class RunOutcome:
 
 
 RULE_TEXT = {
-    "desync": "its game state differs from ours (desync)",
+    "ack-mismatch": "it acknowledged a game state the signed moves contradict (desync)",
+    "disputed": "seats' signed words disagree and the transcript cannot show who lied "
+                "(nobody is named)",
     "action-state-mismatch": "its move names another game state than the one it "
                              "acknowledged (desync)",
     "unchecked-abort": "a seat accused another, and what it pointed at never reached us "
@@ -450,11 +452,10 @@ class NetSession:
             # shown as its own claim (the detail says "unverified")
             return (f"The table stopped: {self.names[by]} (seat {by}) stopped it — "
                     f"{exc.detail.split('; ', 1)[-1]}"[:200])
-        who = "a peer"
-        if exc.culprit is not None and 0 <= exc.culprit < len(self.seats):
-            who = f"{self.names[exc.culprit]} (seat {exc.culprit})"
         why = RULE_TEXT.get(exc.rule, f"{exc.rule}: {exc.detail}"[:120])
-        return f"The table stopped: {who} — {why}"
+        if exc.culprit is not None and 0 <= exc.culprit < len(self.seats):
+            return f"The table stopped: {self.names[exc.culprit]} (seat {exc.culprit}) — {why}"
+        return f"The table stopped, naming no one — {why}"
 
 
 def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: str,

@@ -12,8 +12,8 @@ Ack points (the same on every peer that is in sync):
   peers must never start different crypto ops, so those rounds are always confirmed first;
 * **closure**: any round some other peer acknowledged.  A peer whose state drifted may
   disagree about the points above; since every honest peer answers any ack with its own
-  ack of that round, a round one peer acks is acked by all, and the comparison names the
-  odd peer by majority instead of stalling.  A peer that sees an action whose "state hash
+  ack of that round, a round one peer acks is acked by all, and a difference is judged
+  (:mod:`p2p.table.verdicts`) instead of stalling.  A peer that sees an action whose "state hash
   before" differs from its own acks that round, which brings the others in the same way.
 """
 

@@ -81,6 +81,7 @@ from .wire import (
     ACTION_KIND,
     CLOSE_KIND,
     PROOF_RULES,
+    abort_body_ok,
     abort_evidence,
     ack_body_ok,
 )
@@ -200,6 +201,10 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
     if chains.violation is not None:
         found.violation = chains.violation
         return report(None)
+    proven = _proven_equivocation(chains, pubs, game_id)
+    if proven is not None:
+        found.violation = proven
+        return report(None)
     acked = Acknowledged.from_chains(chains, n)
     head_violation, found.disputes, head_notes = check_heads(chains, n)
     if head_violation is not None:
@@ -218,14 +223,36 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
     if rep.violation is not None:
         _judged(found, _attribute(rep.violation, replay, acked))
     else:
-        for candidate in _check_closes(replay, rep) + _check_acks(replay, version):
+        for candidate, at in _check_closes(replay, rep) + _check_acks(replay, version):
             if found.violation is None:
-                _judged(found, _attribute(candidate, replay, acked))
+                _judged(found, _attribute(candidate, replay, acked, at))
         if found.violation is None and not found.disputes:
             whole = not actors(replay.state) and not found.missing and not auditor.left_over
             _judged(found, _check_aborts(replay, chains, pubs, game_id, whole))
     found.stops = [stop_words(ev.envelope.sender, ev.envelope.body) for ev in replay.stops]
     return report(rep)
+
+
+def _proven_equivocation(chains: Chains, keys: list[Any], game_id: bytes) -> Violation | None:
+    """The first equivocation proved by an abort notice in the file (two envelopes the
+    accused signed that cannot both be in its chain): the accused's own signatures, so it
+    is named before anything the replay finds — a crypto message does not name the
+    messages it builds on, so an honest seat's message may well fail against the version
+    of the equivocator's the file holds.  A proof that does not hold is judged with the
+    other notices (:func:`_check_aborts`)."""
+    for i, env in chains.accepted:
+        body = env.body
+        if env.kind != ABORT_KIND or not abort_body_ok(body) or len(body) != 5 \
+                or body[1] not in PROOF_RULES:
+            continue
+        try:
+            who = EquivocationProof(body[4][0], body[4][1]).verify(keys, game_id)
+        except MalformedInput:
+            continue
+        return Violation(who, i, (env.sender, env.seq), str(body[1]),
+                         f"seat {who} signed two envelopes that cannot both be in its chain "
+                         f"(proof carried by seat {env.sender}'s abort notice)")
+    return None
 
 
 def _after_close(chains: Chains) -> list[str]:
@@ -313,42 +340,46 @@ def _attribute(v: Violation, replay: EngineReplay, acked: Acknowledged,
                   "word and theirs disagree, and the file cannot tell which is false"]
 
 
-def _check_acks(replay: EngineReplay, version: int) -> list[Violation]:
+def _check_acks(replay: EngineReplay, version: int) -> list[tuple[Violation, int]]:
     """Every ack's chain value against the replay's chain (version 1 acked plain state
-    hashes on another schedule: only its heads are checked), in seat and round order."""
+    hashes on another schedule: only its heads are checked), in seat and round order, each
+    with the step it rests on: the ack's own round (its signer acknowledged holding what
+    the replay had taken by then, or the violation names no one)."""
     if version < 2:
         return []
     over = not actors(replay.state)
-    out: list[Violation] = []
+    out: list[tuple[Violation, int]] = []
     for ack in sorted(replay.acks, key=lambda a: (a.seat, a.round)):
         if ack.round <= replay.step:
             if ack.value != replay.chain[ack.round]:
-                out.append(Violation(ack.seat, ack.index, (ack.seat, ack.seq), "ack-mismatch",
-                                     f"seat {ack.seat} acknowledged a state at step "
-                                     f"{ack.round} that the replay of the signed moves "
-                                     "contradicts"))
+                out.append((Violation(ack.seat, ack.index, (ack.seat, ack.seq),
+                                      "ack-mismatch", f"seat {ack.seat} acknowledged a state "
+                                      f"at step {ack.round} that the replay of the signed "
+                                      "moves contradicts"), ack.round))
         elif over:
-            out.append(Violation(ack.seat, ack.index, (ack.seat, ack.seq), "ack-beyond-end",
-                                 f"seat {ack.seat} acknowledged step {ack.round} of a game "
-                                 f"that ended after {replay.step}"))
+            out.append((Violation(ack.seat, ack.index, (ack.seat, ack.seq), "ack-beyond-end",
+                                  f"seat {ack.seat} acknowledged step {ack.round} of a game "
+                                  f"that ended after {replay.step}"), replay.step))
     return out
 
 
-def _check_closes(replay: EngineReplay, rep: AuditReport) -> list[Violation]:
+def _check_closes(replay: EngineReplay, rep: AuditReport
+                  ) -> list[tuple[Violation, int]]:
     """A close's signer must have revealed its secrets before it (its chain up to the close
     is in the file, so an absent secret was never sent), and a close must cover the final
     state."""
     over = not actors(replay.state)
-    out: list[Violation] = []
+    out: list[tuple[Violation, int]] = []
     for c in sorted(replay.closes, key=lambda c: c.seat):
         if c.seat not in rep.secrets_from:
-            out.insert(0, Violation(c.seat, c.index, (c.seat, c.seq), "closed-without-secrets",
-                                    f"seat {c.seat} signed the end of the game without "
-                                    "revealing its secrets"))
+            out.insert(0, (Violation(c.seat, c.index, (c.seat, c.seq),
+                                     "closed-without-secrets", f"seat {c.seat} signed the "
+                                     "end of the game without revealing its secrets"),
+                           replay.step))
         elif over and (c.round != replay.step or c.value != replay.chain[-1]):
-            out.append(Violation(c.seat, c.index, (c.seat, c.seq), "close-mismatch",
-                                 f"seat {c.seat} closed the game at step {c.round} with a "
-                                 "state the replay contradicts"))
+            out.append((Violation(c.seat, c.index, (c.seat, c.seq), "close-mismatch",
+                                  f"seat {c.seat} closed the game at step {c.round} with a "
+                                  "state the replay contradicts"), replay.step))
     return out
 
 

@@ -9,6 +9,7 @@ that every peer runs together.  It reaches the table only through :class:`OpRunn
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -31,6 +32,10 @@ class OpRunner(Protocol):
 
     def stop(self, culprit: int | None, rule: str, detail: str) -> Exception:
         """Stop the table; returns the reason, to raise."""
+        ...
+
+    async def agree(self) -> None:
+        """Wait until every seat acknowledged the state this step began in."""
         ...
 
 
@@ -65,13 +70,22 @@ class NetResolver:
         return await self._drive(resolution.vizier(s, zones, deciding))
 
     async def check(self, s: GameState, zones: ZoneMap, actor: int, a: Action) -> None:
-        """Verify ``actor``'s hidden claims in ``a`` before it is applied."""
-        script = resolution.claims(s, zones, actor, a, _unknown)
-        await self._drive(script)
+        """Verify ``actor``'s hidden claims in ``a`` before it is applied.
 
-    async def _drive(self, script: Script | resolution.ClaimScript) -> Any:
+        A claim's op runs inside a player's step, where no ack round precedes it: every
+        seat first acknowledges the state the step began in (:meth:`OpRunner.agree`), so
+        that a bad proof or share in the op is attributable in the file too — the evidence
+        rule (:mod:`p2p.judge`) names a seat only for what it did in a history it
+        acknowledged."""
+        script = resolution.claims(s, zones, actor, a, _unknown)
+        await self._drive(script, self.runner.agree)
+
+    async def _drive(self, script: Script | resolution.ClaimScript,
+                     before: Callable[[], Awaitable[None]] | None = None) -> Any:
         try:
             call = next(script)
+            if before is not None:
+                await before()
             while True:
                 call = script.send(_Live(await self.runner.run_op(call)))
         except StopIteration as done:

@@ -36,8 +36,8 @@ from .outcome import TableStopped
 
 log = logging.getLogger("p2p.table")
 
-SELF_EVIDENT = ("desync", "peer-stopped", "false-abort", "unchecked-abort")
-"""Stops every peer reaches by itself (a dispute's majority, another seat's notice, an
+SELF_EVIDENT = ("disputed", "peer-stopped", "false-abort", "unchecked-abort")
+"""Stops every peer reaches by itself (a dispute's verdict, another seat's notice, an
 accusation each peer judges): no stop notice is sent for them, so that it can never
 pre-empt another peer's own verdict."""
 
@@ -101,7 +101,7 @@ class Aborts:
         """Tell the others why we stop (a stop notice, naming no one), unless an accusation
         — an abort notice, ours or one we judged — already does, or every peer reaches the
         verdict by itself: each of them would otherwise wait for us until its timeout."""
-        if self.busy or rule in SELF_EVIDENT:
+        if self.busy or rule in SELF_EVIDENT or self.disputed():
             return
         try:
             self._emit(STOP_KIND, [rule[:64], detail[:1000]])

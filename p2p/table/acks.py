@@ -6,7 +6,8 @@ every step (a round trip saved per move): a peer may run :data:`ACK_LAG` plain s
 of the last round whose acks all arrived, and every crypto step first waits for all
 outstanding acks, so diverged peers never start different ops.  A difference is a
 *dispute* (:meth:`AckBook.dispute`): everything received since the last agreed round is
-relayed to all before anybody is blamed.
+relayed to all, and then the audit's judge (:mod:`.verdicts`) decides on the transcript held:
+a seat is named only on what it signed, never by the majority of acks.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from crypto.transcript import Envelope, ack_body, compare_acks
 from ..ack_chain import chain_next, chain_start, scheduled
 from ..wire import ACK_KIND, ENV_TAG, MAX_ACK_AHEAD
 from .context import TableContext
+from .outcome import TableStopped
 
 log = logging.getLogger("p2p.table")
 
@@ -32,8 +34,12 @@ bounds how far a desynced peer can get before the table stops; with an ack every
 :data:`p2p.ack_chain.ACK_EVERY` rounds, a round is confirmed by the time the next
 scheduled one is sent, so in sync nobody ever waits here."""
 DISPUTE_WAIT = 1.0
-"""Seconds a desync verdict waits for relayed envelopes to expose an equivocation (see
+"""Seconds a dispute's verdict waits for relayed envelopes to expose an equivocation (see
 :meth:`AckBook.dispute`)."""
+
+DisputeJudge = Callable[[list[bytes], int, dict[int, Envelope], list[int]], TableStopped]
+"""The verdict on differing acks of a round, from the transcript held
+(:meth:`p2p.table.verdicts.LiveJudge.dispute`)."""
 
 
 class AckBook:
@@ -63,6 +69,8 @@ class AckBook:
         self.verdict_task: asyncio.Task[None] | None = None  # a dispute's delayed verdict
         #: called whenever a round is confirmed (accusations that waited for agreement)
         self.on_confirmed: Callable[[], None] | None = None
+        #: draws a dispute's verdict (run in a worker thread); None: nobody is named
+        self.judge: DisputeJudge | None = None
 
     @property
     def disputed(self) -> bool:
@@ -159,32 +167,46 @@ class AckBook:
 
     def dispute(self, rnd: int, acks: dict[int, Envelope], culprits: list[int],
                 bad: list[tuple[int, str]]) -> None:
-        """Acks of round ``rnd`` disagree: expose any equivocation before blaming anybody.
+        """Acks of round ``rnd`` disagree: expose any equivocation, then let the judge decide.
 
         A disagreement is either a peer that drifted (or lies in its ack), or a sender that
-        showed different envelopes to different peers — and then the *majority* points at
-        an honest peer that received the odd version.  So every peer first relays to all
-        the envelopes it took in since the last confirmed round: a second, different,
-        validly signed envelope for one slot is an equivocation proof (the abort notice
-        carries it, and every peer names the equivocator).  Only if none turns up within
-        :data:`DISPUTE_WAIT` does the majority verdict stand."""
+        showed different envelopes to different peers — and then the *majority* would point
+        at an honest peer that received the odd version.  So nobody is blamed by count:
+        every peer first relays to all the envelopes it took in since the last confirmed
+        round (a second, different, validly signed envelope for one slot is an equivocation
+        proof: the abort notice carries it, and every peer names the equivocator); after
+        :data:`DISPUTE_WAIT` the judge audits the transcript held and names the seat its
+        own signatures convict (an ack whose chain value contradicts the replay of moves
+        it acknowledged), or nobody: the table stops *disputed*."""
         ctx = self.ctx
         if self._disputed:
             return
         self._disputed = True
         self._dump(rnd, acks)
+        self.relay_unagreed()
+        log.error("seat %d: step %d: acks differ; disagreeing seats %s (%s); relaying what we "
+                  "received before judging", ctx.me, rnd, culprits, bad)
+        held = dict(acks)
+
+        async def judge_later() -> None:
+            await asyncio.sleep(DISPUTE_WAIT)
+            if ctx.waiter.failure is not None or self.judge is None:
+                ctx.stop(None, "disputed", f"step {rnd}: acks differ; disagreeing seats "
+                                           f"{culprits}: nobody is named")
+                return
+            verdict = await asyncio.to_thread(self.judge, ctx.log.wires(), rnd, held, culprits)
+            ctx.stop(verdict.culprit, verdict.rule, verdict.detail)
+
+        self.verdict_task = asyncio.get_running_loop().create_task(judge_later())
+
+    def relay_unagreed(self) -> None:
+        """Relay to everyone the others' envelopes we took in since the last round every
+        seat acknowledged: if a sender showed another version of one of them to someone,
+        the two meet there, and that peer's equivocation proof names the sender."""
+        ctx = self.ctx
         for env in ctx.log.entries[self.log_mark:]:
             if env.sender != ctx.me:
                 ctx.transport.broadcast(ENV_TAG + env.wire)
-        culprit = culprits[0]
-        detail = f"step {rnd}: acks differ; disagreeing seats {culprits} ({bad})"
-        log.error("seat %d: %s; relaying what we received before blaming", ctx.me, detail)
-
-        async def blame_later() -> None:
-            await asyncio.sleep(DISPUTE_WAIT)
-            ctx.stop(culprit, "desync", detail)
-
-        self.verdict_task = asyncio.get_running_loop().create_task(blame_later())
 
     def _dump(self, rnd: int, acks: dict[int, Envelope]) -> None:
         """Keep our canonical state next to the transcript, for whoever investigates."""

@@ -45,7 +45,6 @@ from engine.game import new_game, scores, winners
 from engine.rules import actors, apply, is_simultaneous, legal_actions
 from engine.view import PlayerView
 
-from ..game_audit import UNFAIR, audit_wires
 from ..handshake import PROTOCOL_VERSION
 from ..identity import Identity
 from ..net_resolver import NetResolver
@@ -66,7 +65,7 @@ from ..wire import (
 )
 from ..zones import COLOUR_OF, ZoneMap
 from .aborts import Aborts
-from .acks import AckBook
+from .acks import DISPUTE_WAIT, AckBook
 from .closes import Closes
 from .context import TableContext
 from .inbox import Inbox
@@ -74,6 +73,7 @@ from .outbox import Outbox
 from .outcome import Refusal, TableResult, TableStopped
 from .resume import StepStart, decode_snapshot, encode_snapshot
 from .setup import Agent, HumanDecider, TableSetup, Transport
+from .verdicts import LiveJudge
 from .waiting import Waiter
 
 log = logging.getLogger("p2p.table")
@@ -127,8 +127,10 @@ class Table:
                            lambda env, rule, detail: self._violation(env, rule, detail))
         self.acks = AckBook(self.ctx, self.state.hash(), lambda k, b: self.emit(k, b),
                             lambda: self.step, lambda: self.state.encode())
+        judge = LiveJudge(setup, self.config)
+        self.acks.judge = judge.dispute
         self.aborts = Aborts(self.ctx, lambda k, b: self.emit(k, b), self.inbox.accept,
-                             self._sync_all, self._judge_audit)
+                             self._sync_all, judge.accusation)
         self.aborts.disputed = lambda: self.acks.disputed
         self._applied_in_place = False  # _player_step applied the action already
         #: accusations that depend on the state, waiting for every peer to agree on it:
@@ -423,8 +425,8 @@ class Table:
                                      f"where seat {actor} is to act")
         if len(env.body) == 3 and env.body[2] != self._hash_now and step > 0:
             # the actor saw another state: we ack this round, so every peer does
-            # (closure, p2p.ack_chain) and the comparison names the odd peer by majority
-            # (raises); if it does not, the actor contradicts its own ack
+            # (closure, p2p.ack_chain); acks that differ go to the judge (raises); if
+            # they agree, the actor contradicts its own ack
             self.acks.send(step)
             await self.acks.confirm(step)
             raise self.stop(actor, "action-state-mismatch",
@@ -464,14 +466,23 @@ class Table:
             try:
                 out = start()
             except CheatDetected as exc:
-                self.aborts.send(exc, *self._culprit_evidence(exc, None))
-                raise self._crypto_failure(exc) from exc
+                self._crypto_cheat(exc, None)
+                await self.waiter.wait(lambda: False, "the verdict on a crypto check",
+                                       lambda: [])
+                raise self._crypto_failure(exc) from exc  # not reached: the wait raises
             except ProtocolStateError as exc:
                 raise self._crypto_failure(exc) from exc
             self.outbox.emit_crypto(out, self._save_secrets)
         await self.waiter.wait(lambda: len(ses.history) > idx, f"crypto op {what} #{idx}",
                                ses.waiting_for)
         return ses.history[idx]
+
+    async def agree(self) -> None:
+        """Every seat acknowledges the state this step began in, before a claim's op
+        (:meth:`p2p.net_resolver.NetResolver.check`); by closure each peer's ack brings
+        the others'."""
+        self.acks.send(self.step)
+        await self.acks.confirm(self.step)
 
     def op_started(self) -> bool:
         """Whether the op the cursor points at has already been started (resume)."""
@@ -505,21 +516,6 @@ class Table:
             if seat != self.me:
                 self.inbox.request_sync(seat)
 
-    def _judge_audit(self, wires: list[bytes], accuser: int) -> TableStopped | None:
-        """The whole-game audit of ``wires`` for ``accuser``'s abort notice (run in a worker
-        thread by the abort judge): the seat it names, or None while nobody can be named
-        (the notice cannot be checked yet).  The rule is the audit's (:mod:`p2p.judge`)."""
-        report = audit_wires(wires, self.setup.keys, self.setup.game_id, self.setup.lam,
-                             self.config, shuffle_mode=self.setup.shuffle_mode)
-        v = report.violation
-        if report.status != UNFAIR or v is None or v.party is None:
-            return None
-        if v.rule == "false-abort" and v.party == accuser:
-            return TableStopped(accuser, "false-abort", str(v.detail))
-        # the accuser's rule is its own words: cleaned before a screen or log (sanitize)
-        return TableStopped(v.party, v.rule, f"confirmed from the transcript after seat "
-                                             f"{accuser}'s abort notice: {v}")
-
     def _culprit_evidence(self, exc: CheatDetected, env: Envelope | None
                           ) -> tuple[Envelope | None, list[bytes]]:
         """What an abort notice for ``exc`` points at and carries: the culprit's own
@@ -537,6 +533,31 @@ class Table:
         if not mine:
             return env, [] if env is None else [env.wire]
         return mine[-1], [mine[-1].wire]  # its latest message of the op: the one checked
+
+    def _crypto_cheat(self, exc: CheatDetected, env: Envelope | None) -> None:
+        """Our crypto session caught ``exc``: accuse its culprit — after exposing any
+        equivocation it may stem from.  A crypto message does not name the messages it
+        builds on, so a seat that showed two valid versions of its shuffle to two groups
+        of peers makes the next seat's honest message fail for one group.  We first relay
+        what we took in since the last agreed round (:meth:`AckBook.relay_unagreed`): where
+        two versions meet, that peer's equivocation proof names the real culprit.  Only
+        after :data:`p2p.table.acks.DISPUTE_WAIT` without one do we send our accusation
+        and stop on it (while replaying our own past, at once: nothing is sent then)."""
+        where = self._culprit_evidence(exc, env)
+        if self.ctx.replaying or exc.rule in ("malformed", "flooding"):
+            self.aborts.send(exc, *where)
+            self.stop(exc.culprit, exc.rule, exc.detail)
+            return
+        self.acks.relay_unagreed()
+        self._sync_all()
+
+        async def accuse_later() -> None:
+            await asyncio.sleep(DISPUTE_WAIT)
+            if self.waiter.failure is None:
+                self.aborts.send(exc, *where)
+                self.stop(exc.culprit, exc.rule, exc.detail)
+
+        self.aborts.tasks.append(asyncio.get_running_loop().create_task(accuse_later()))
 
     def _suspect(self, rnd: int, env: Envelope, rule: str, detail: str) -> None:
         """``env`` breaks the rules *in the state at round* ``rnd`` — who may act, what is
@@ -588,8 +609,7 @@ class Table:
             try:
                 out = self.session.receive(who, body)
             except CheatDetected as exc:
-                self.aborts.send(exc, *self._culprit_evidence(exc, env))
-                self.stop(exc.culprit, exc.rule, exc.detail)
+                self._crypto_cheat(exc, env)
                 return False
             except MalformedInput as exc:
                 self._violation(env, "malformed", f"crypto message: {exc}")

@@ -33,3 +33,51 @@ def test_no_honest_seat_is_named_by_a_live_adversary(tmp_path: Path) -> None:
     assert not silent, f"misbehaviours that never fired: {silent}"
     found = [f"{r.description}\n    {v}" for r in reports for v in r.violations]
     assert not found, "honest seats named (or games hung):\n" + "\n".join(found)
+
+
+
+SALE_CLAIMS = [(7000, 3), (7001, 4), (7008, 3)]
+"""(seed, seats) of games whose cheater corrupts a decryption share in a sale's claim op
+(run inside a player's step); without an ack round before that op, each of them audited
+"disputed" in honest folders."""
+
+
+@pytest.mark.timeout(240)
+def test_a_wrong_share_in_a_sales_claim_is_named_in_every_folder(tmp_path: Path) -> None:
+    """A claim's op runs inside a player's step: the seats first acknowledge the state the
+    step began in, so the cheater's bad share is judged against a history it signed — named
+    live and in every honest folder's audit, not merely "disputed"."""
+    for seed, seats in SALE_CLAIMS:
+        r = run_game(tmp_path / f"game{seed}", seed, seats, ("wrong-claim-share",),
+                     timeout=60.0)
+        assert r.plan.fired, r.description
+        assert not r.violations, r.violations
+        for s in r.seats:
+            assert s.culprit == r.plan.cheater, (r.description, s)
+            assert s.audit.startswith("unfair") and s.audit_party == r.plan.cheater, \
+                (r.description, s)
+
+
+SHUFFLE_EQUIVOCATIONS = [(8011, 4), (8026, 3)]
+"""(seed, seats) of games whose cheater shows one valid shuffle of the deal to some peers
+and another valid shuffle of the same deck to the rest: the next seat's honest messages
+then fail for one group.  Before peers relayed what they held ahead of a crypto
+accusation, these named an honest seat (a share's DLEQ proof, the next shuffle's proof)."""
+
+
+@pytest.mark.timeout(240)
+def test_a_shuffle_shown_in_two_versions_names_its_signer_only(tmp_path: Path) -> None:
+    """A crypto message does not name the messages it builds on; the peer whose check fails
+    first relays what it holds, the two versions meet, and the equivocation proof names the
+    cheater — live and in every folder's audit, never the honest seat whose message failed
+    against the other version."""
+    for seed, seats in SHUFFLE_EQUIVOCATIONS:
+        r = run_game(tmp_path / f"game{seed}", seed, seats, ("equivocate-crypto",),
+                     timeout=60.0)
+        assert r.plan.fired, r.description
+        assert not r.violations, "\n".join(f"{r.description}\n    {v}" for v in r.violations)
+        named = [s for s in r.seats if s.culprit is not None or s.audit_party is not None]
+        assert named, r.seats
+        for s in named:
+            assert s.culprit in (None, r.plan.cheater), (r.description, s)
+            assert s.audit_party in (None, r.plan.cheater), (r.description, s)
