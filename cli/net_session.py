@@ -54,7 +54,12 @@ from p2p.table import HumanDecider, TableStopped
 POLL = 0.12
 """Seconds between looks at the table's crypto progress and links."""
 STALL_NOTICE = 10.0
-"""After this long waiting on the same seats, say who and offer "abandon" (a key)."""
+"""After this long waiting on the same seats, say who; when they are not a player choosing
+a move (a crypto op, an ack: no person is involved) or are disconnected, offer "abandon"."""
+THINK_LIMIT = 300.0
+"""A player choosing a move is normal, however long: "abandon" is offered only after this
+long (a person rarely thinks five minutes; a seat that vanished without its link dropping
+might)."""
 
 DEALT = "The bag is shuffled and dealt by every peer"
 """The progress line once the deal is done (kept until our first decision)."""
@@ -249,14 +254,21 @@ class NetSession:
         return self.handle.folder
 
     def stalled_on(self) -> tuple[str, tuple[int, ...]] | None:
-        """What the table waits for and from whom (other seats), when it has waited
-        :data:`STALL_NOTICE` seconds or more; None otherwise."""
+        """What the table waits for and from whom (other seats) when it is really stuck
+        — offer "abandon" — else None: waited :data:`STALL_NOTICE` s on something no person
+        decides, or on a seat whose link is down, or :data:`THINK_LIMIT` s on a player's
+        move (a person thinking is normal)."""
         if self._stall is None:
             return None
         key, since = self._stall
-        if asyncio.get_running_loop().time() - since < STALL_NOTICE:
-            return None
-        return key
+        waited = asyncio.get_running_loop().time() - since
+        return key if waited >= self._abandon_after(key) else None
+
+    def _abandon_after(self, key: tuple[str, tuple[int, ...]]) -> float:
+        what, seats = key
+        if any(self._links.get(s) is False for s in seats):
+            return STALL_NOTICE
+        return THINK_LIMIT if _a_move(what) else STALL_NOTICE
 
     # --- wiring to the table ---------------------------------------------------------------
     def _emit(self, ev: Event) -> None:
@@ -384,6 +396,11 @@ class NetSession:
             if up != was:
                 self._links[s] = up
                 self._emit(PeerLink(s, self.names[s], up))
+                if up and self._stall is not None and s in self._stall[0][1]:
+                    # back: the wait on it starts again from now, not from the drop
+                    self._stall = None
+                    self._stall_shown = False
+                    self._status = None  # the screen cleared its line on the PeerLink
 
     def _watch_stall(self) -> None:
         """Note how long the table has waited on the same seats; after
@@ -406,7 +423,10 @@ class NetSession:
                             if 0 <= s < len(self.names))
             secs = int(now - self._stall[1])
             self._stall_shown = True
-            self._set_status(f"Waiting {secs} s for {who} — a: abandon the table")
+            if self.stalled_on() is not None:
+                self._set_status(f"Waiting {secs} s for {who} — a: abandon the table")
+            else:  # a player thinking: say who is to play, and nothing more
+                self._set_status(f"Waiting for {who} to play ({secs // 10 * 10} s)")
 
     async def _run(self) -> None:
         human = self._decide if self.seat is not None else None
@@ -456,6 +476,12 @@ class NetSession:
         if exc.culprit is not None and 0 <= exc.culprit < len(self.seats):
             return f"The table stopped: {self.names[exc.culprit]} (seat {exc.culprit}) — {why}"
         return f"The table stopped, naming no one — {why}"
+
+
+def _a_move(what: str) -> bool:
+    """Whether the table's wait (:meth:`p2p.table.Table.waiting_for`) is for a player's
+    move, which a person decides (as opposed to a crypto op or an acknowledgement)."""
+    return what.startswith(("the action of seat", "crypto op sealed"))
 
 
 def local_runner(names: Sequence[str], bot_kind: str, seed: int, shuffle_mode: str,

@@ -467,12 +467,12 @@ def passed_cities(s: GameState) -> list[int]:
 
 def stale_status(status: Status, state: GameState, moved: bool) -> bool:
     """Whether a status line no longer holds once the state moved on: "You chose…" outside
-    a Grand Vizier, and "Waiting N s for …" once a step was played (a session that still
-    waits says so again with the new count)."""
+    a Grand Vizier, and "Waiting N s for …" or "Waiting for … to play" once a step was
+    played (a session that still waits says so again with the new count)."""
     text = status.text or ""
     if text.startswith("You chose") and state.phase != Phase.VIZIER:
         return True
-    return moved and text.startswith("Waiting") and " s for " in text
+    return moved and text.startswith("Waiting") and (" s for " in text or " to play" in text)
 
 
 async def run_table(session: TableSession, hidden_money: bool | None = None) -> str:

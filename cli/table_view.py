@@ -10,6 +10,7 @@ module only reads; acting on keys and session events is :mod:`cli.table_app`'s.
 from __future__ import annotations
 
 import asyncio
+import re
 import textwrap
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -98,6 +99,10 @@ class TableView(ABC):
     log_scroll: int
     end_note: tuple[str, ...]
     _hidden_money: bool | None
+
+    def stalled(self) -> bool:
+        """Whether to offer "abandon" (:meth:`cli.table_app.TableApp.stalled`)."""
+        return False
 
     @abstractmethod
     def entries(self) -> list[MenuEntry]:
@@ -221,10 +226,19 @@ class TableView(ABC):
                                          "tile, Enter: now ")]
         if self.away:
             names = ", ".join(self.away.values())
+            gone = " — a: abandon the table" if self.stalled() else ""
             return [("class:banner.bad", f" {names} disconnected — waiting for them to "
-                                         "come back (the table pauses) ")]
+                                         f"come back (the table pauses){gone} ")]
+        words = self.session.auth_words
         if self.status is not None and self.status.text:
             text = f" {self.status.text}"
+            if words and text.startswith(" Waiting") and self._first_moves():
+                # the authentication words matter most now: a wait never hides them
+                short = re.sub(r"^Waiting for | \(\d+ s\)$", "", self.status.text)
+                both = f" Compare aloud: {' '.join(words)} · {short}"
+                shown = both if len(both) < self._width() else \
+                    f" Compare aloud: {' '.join(words)} "
+                return [("class:banner.info", shown)]
             if self.status.done is not None and self.status.total:
                 n = 20
                 fill = n * self.status.done // self.status.total
@@ -232,10 +246,15 @@ class TableView(ABC):
             return [("class:banner.info", text + " ")]
         if self.back:
             return [("class:banner.good", f" {self.back} ")]
-        words = self.session.auth_words
         if words:
             return [("class:banner.info", " Compare aloud: " + " ".join(words) + " ")]
         return []
+
+    def _first_moves(self) -> bool:
+        """Whether the caravan has not left its start yet: when the players compare the
+        authentication words aloud."""
+        s = self.session.view().state
+        return s.city == s.board.start
 
     def map_text(self) -> StyleAndTextTuples:
         s = self.session.view().state

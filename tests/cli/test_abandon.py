@@ -87,6 +87,7 @@ async def _abandon_flow() -> tuple[StalledTable, list[str], str]:
 @pytest.mark.timeout(30)
 def test_abandon_a_stalled_table(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(net_session, "STALL_NOTICE", 0.0)
+    monkeypatch.setattr(net_session, "THINK_LIMIT", 0.0)  # a move: offered after the limit
     table, screen, fatal = asyncio.run(asyncio.wait_for(_abandon_flow(), 20))
     banner = next(x for x in screen if "Waiting" in x)
     assert "Leyla (seat 2)" in banner and "a: abandon" in banner
@@ -104,3 +105,64 @@ def test_abandon_is_refused_at_a_local_table() -> None:
             return app.error
 
     assert "nothing to abandon" in asyncio.run(go())
+
+
+async def _thinking_flow() -> tuple[list[str], bool, str]:
+    table = StalledTable()
+
+    async def runner(human: Any, handle: TableHandle) -> RunOutcome:
+        handle.attach(table)  # type: ignore[arg-type]  # the stand-in is not a real Table
+        await table.stopped.wait()
+        raise TableStopped(2, "abandoned", "was waiting for the action of seat 2")
+
+    with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
+        seats = [SeatInfo(n, "human" if i == 0 else "peer") for i, n in enumerate(NAMES)]
+        session = NetSession(seats, 0, runner, words=["amber", "falcon", "river", "salt"])
+        app = TableApp(session)
+        task = asyncio.create_task(app.run())
+        await until(lambda: app.status is not None and "Waiting for Leyla (seat 2) to play"
+                    in (app.status.text or ""), 5)
+        screen = screen_text(app)
+        stalled = app.stalled()
+        inp.send_text("a")  # no abandon to offer: the key is typed into the command line
+        await until(lambda: app.input.text == "a", 5)
+        overlay = str(app.overlay)
+        app.input.text = ""
+        table.stopped.set()
+        await until(lambda: app.fatal is not None, 5)
+        inp.send_text("q")
+        assert await asyncio.wait_for(task, 5) == "quit"
+        await session.close()
+        return screen, stalled, overlay
+
+
+@pytest.mark.timeout(30)
+def test_a_player_thinking_is_named_without_an_offer_to_abandon(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A person choosing a move is normal: the line says who is to play, offers nothing,
+    and the authentication words stay on screen during the first moves."""
+    monkeypatch.setattr(net_session, "STALL_NOTICE", 0.0)
+    screen, stalled, overlay = asyncio.run(asyncio.wait_for(_thinking_flow(), 20))
+    banner = next(x for x in screen if "to play" in x)
+    assert "Compare aloud: amber falcon river salt · Leyla (seat 2) to play" in banner, banner
+    assert "abandon" not in "\n".join(screen)
+    assert not stalled and overlay == "None"
+
+
+def test_a_reconnect_restarts_the_wait() -> None:
+    """After "Bob reconnected." the wait counts from the reconnect, not from the drop."""
+
+    async def go() -> tuple[Any, bool]:
+        seats = [SeatInfo(n, "human" if i == 0 else "peer") for i, n in enumerate(NAMES)]
+        session = NetSession(seats, 0, lambda human, handle: asyncio.sleep(0))  # type: ignore[arg-type, return-value]
+        loop = asyncio.get_running_loop()
+        session._links = {1: True, 2: False}
+        session._stall = (("the action of seat 2", (2,)), loop.time() - 100)
+        offered_while_down = session.stalled_on() is not None
+        session.handle.links = lambda: {1: True, 2: True}  # type: ignore[method-assign]
+        session._watch_links()
+        return session._stall, offered_while_down
+
+    stall, offered_while_down = asyncio.run(go())
+    assert offered_while_down  # a seat whose link is down: abandon is offered
+    assert stall is None
