@@ -120,10 +120,21 @@ def table_bindings(app: TableApp) -> KeyBindings:
         choice, app.confirm, app.overlay = app.confirm, None, None
         if choice is not None and choice.action in app.session.legal():
             app.act(choice)
+        else:
+            app.error = "that choice is no longer possible: the table moved on"
 
-    @kb.add("<any>", filter=confirming)
+    @kb.add("n", filter=confirming)
+    @kb.add("N", filter=confirming)
     def _no_confirm(event: KeyPressEvent) -> None:
         app.confirm, app.overlay = None, None
+        app.error = ""
+
+    @kb.add("<any>", filter=confirming)
+    def _answer_first(event: KeyPressEvent) -> None:
+        """Another key keeps the question up and says so: a key that silently closed it
+        (a digit pressed again while a loaded machine had not drawn the question yet) made
+        the next press open it again, unseen — a menu that seemed not to answer."""
+        app.error = "answer the question first: y or Enter to do it, n or Esc to go back"
 
     def helper(delta: int, scroll: int = 0) -> Callable[[KeyPressEvent], None]:
         def _turn(event: KeyPressEvent) -> None:

@@ -571,7 +571,7 @@ class TableView(ABC):
         confirm_box = Frame(
             Window(FormattedTextControl(lambda: (
                 (self.confirm_text(self.confirm) if self.confirm else "")
-                + "\n\n  y or Enter: do it    any other key: back ")),
+                + "\n\n  y or Enter: do it    n or Esc: back ")),
                 height=5, width=min(60, max(20, self._width() - 2)), style="class:overlay"),
             title="Are you sure?",
             style="class:overlay",

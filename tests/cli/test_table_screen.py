@@ -392,6 +392,11 @@ def test_the_last_exchange_pair_asks_first() -> None:
         await until(lambda: app.overlay == "confirm")
         text = "\n".join(screen_text(app))
         assert "Exchange " in text and "cannot be undone" in text
+        # the same digit again (the question not drawn yet on a loaded machine): the
+        # question stays, and says what it waits for, instead of closing unseen
+        inp.send_text(str(j + 1))
+        await until(lambda: "answer the question first" in app.error)
+        assert app.overlay == "confirm" and len(session.log) == n0
         inp.send_text("n")  # back: nothing asked of the bag
         await until(lambda: app.overlay is None)
         assert len(session.log) == n0
