@@ -127,8 +127,8 @@ def _choice(view: PlayerView, a: Action, names: Sequence[str]) -> Choice:
         return Choice(a, f"{again}: {give} → {recv}", "trade")
     if isinstance(a, ExchangePair):
         g, r = COLOURS[a.give], COLOURS[a.receive]
-        return Choice(a, f"{g} → {r}", f"exchange {g}>{r}",
-                      group=f"give {with_article(a.give)}…")
+        return Choice(a, f"{goods_noun(a.give, 1)} → {goods_noun(a.receive, 1)}",
+                      f"exchange {g}>{r}", group=f"give {with_article(a.give)}…")
     if isinstance(a, ExchangeDone):
         pairs = ", ".join(f"{COLOURS[g]}→{COLOURS[r]}" for _, g, r in s.pairs)
         return Choice(a, f"done: exchange {pairs}", "done")

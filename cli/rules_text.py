@@ -141,8 +141,8 @@ Grand Vizier: its taker calls a colour that no earlier Vizier called
   (once every colour is called, any colour). Everyone chooses at once
   how many goods of that colour to show: most shown +5 silver, second
   +3; tied firsts each +5 and no second; showing none earns nothing.
-  Shown goods stay yours, now known to all. A declined Vizier locks no
-  colour.
+  Shown goods stay yours, now known to all (until a Thief takes one: the
+  good it takes is hidden again). A declined Vizier locks no colour.
 Crook: play it on a Seller, Buyer or Trader you perform (also in the
   city where you took it) to change one goods colour on it for that
   use. At most one per action; never on Exchange, Thief or Vizier.

@@ -122,11 +122,12 @@ class TableApp(TableView):
         p = self.parser()
         if p is None:
             return []
+        shown = [c for c in p.choices if not _no_op(c)]
         if self.stack:
-            return [MenuEntry(c.label, c) for c in p.choices if c.group == self.stack[-1]]
+            return [MenuEntry(c.label, c) for c in shown if c.group == self.stack[-1]]
         out: list[MenuEntry] = []
         groups: list[str] = []
-        for c in p.choices:
+        for c in shown:
             if c.group is None:
                 out.append(MenuEntry(c.label, c))
             elif c.group not in groups:
@@ -463,6 +464,13 @@ def passed_cities(s: GameState) -> list[int]:
     out = [board.start]
     out.extend(c for c in order if board.colour[c] >= 0 and not s.layout[c] and c != s.city)
     return out
+
+
+def _no_op(c: Choice) -> bool:
+    """A pair that gives a good for one of its own colour: legal, never wanted, left out of
+    the menu (typing it still works)."""
+    a = c.action
+    return isinstance(a, ExchangePair) and a.give == a.receive
 
 
 def stale_status(status: Status, state: GameState, moved: bool) -> bool:

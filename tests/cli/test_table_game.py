@@ -14,7 +14,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 
 from cli.choices import Choice
 from cli.table_app import KEYS, TableApp
-from engine.actions import TakeTile
+from engine.actions import ExchangePair, TakeTile
 from engine.rng import DetRng
 from engine.state import GameState, Phase
 from engine.tiles import BARTERER, CROOK
@@ -77,7 +77,9 @@ async def play_one(players: int, seed: int, covered: set[str]) -> TableApp:
             choice = _pick(parser.choices, covered, rng, session.state)
             n0 = len(session.log)
             turn += 1
-            if turn % 2 and choice.group is None:
+            a = choice.action
+            off_menu = isinstance(a, ExchangePair) and a.give == a.receive  # typed only
+            if (turn % 2 and choice.group is None) or off_menu:
                 inp.send_text(choice.command + "\r")
             else:
                 inp.send_text(await _menu_path(app, choice))

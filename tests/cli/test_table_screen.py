@@ -379,7 +379,8 @@ def test_the_last_exchange_pair_asks_first() -> None:
         t = session.state.tile
         assert t is not None
         for i in range(t.n):
-            pair = next(c for c in app.parser().choices if isinstance(c.action, ExchangePair))
+            pair = next(c for c in app.parser().choices if isinstance(c.action, ExchangePair)
+                        and c.action.give != c.action.receive)
             assert app.stack == []
             group = next(j for j, e in enumerate(app.entries()) if e.group == pair.group)
             inp.send_text(str(group + 1))
@@ -392,6 +393,9 @@ def test_the_last_exchange_pair_asks_first() -> None:
         await until(lambda: app.overlay == "confirm")
         text = "\n".join(screen_text(app))
         assert "Exchange " in text and "cannot be undone" in text
+        assert not any(e.choice is not None and isinstance(e.choice.action, ExchangePair)
+                       and e.choice.action.give == e.choice.action.receive
+                       for e in app.entries())  # no pair that gives back its own colour
         # the same digit again (the question not drawn yet on a loaded machine): the
         # question stays, and says what it waits for, instead of closing unseen
         inp.send_text(str(j + 1))
