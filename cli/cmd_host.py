@@ -29,10 +29,11 @@ from cli.cmd_net import (
     transcript_path,
     with_agent,
 )
-from cli.cmd_play import BOT_NAMES, _human_name
+from cli.cmd_play import _human_name, bot_names
 from cli.lobby_app import LobbyScreen
 from cli.net_report import finish_report
 from cli.net_session import NetSession, RunOutcome, quiet_network_logs
+from cli.panels import YOU
 from p2p.code_guard import AUTO, estimate_bits, generate_code
 from p2p.errors import LobbyError
 from p2p.front_door import HostedTable, headless_agent
@@ -138,7 +139,8 @@ async def _host(args: argparse.Namespace, me_name: str,
     hosted = HostedTable(name=args.table, seats=args.seats, player=me_name,
                          root=Path(args.folder), code=args.code, shuffle=args.shuffle,
                          interface=args.interface, port=args.port, bots=args.bots,
-                         bot_kind=kind, bot_names=BOT_NAMES, money=args.money)
+                         bot_kind=kind, bot_names=bot_names(args.bots, me_name),
+                         money=args.money)
     try:
         await hosted.open()
         say(args, event="open", table=args.table, port=hosted.port, host=hosted.dial,
@@ -202,7 +204,7 @@ async def host_lobby(hosted: HostedTable, args: argparse.Namespace,
         lines = [("bold", f"{args.table} — {len(seated)}/{args.seats} seats{code}"),
                  ("", "")]
         for i, name in enumerate(seated):
-            tag = " (you)" if i == 0 else (" (bot)" if 0 < i <= hosted.bots else "")
+            tag = f" {YOU}" if i == 0 else (" (bot)" if 0 < i <= hosted.bots else "")
             lines.append(("", f"seat {i}: {name}{tag}"))
         for i in range(len(seated), args.seats):
             lines.append(("muted", f"seat {i}: …"))

@@ -37,6 +37,7 @@ from cli.cmd_play import _human_name
 from cli.lobby_app import LobbyScreen
 from cli.net_report import finish_report
 from cli.net_session import NetSession, RunOutcome, quiet_network_logs
+from cli.panels import YOU
 from cli.session import SeatInfo
 from p2p.discovery import TableBrowser, TableInfo
 from p2p.errors import LobbyError, P2PError
@@ -186,6 +187,7 @@ async def join_lobby(seat: JoiningSeat, args: argparse.Namespace,
     """The joiner's lobby screen: pick a table, give the code, watch the seats fill, compare
     the words.  ``screen`` is for tests.  Only tables ``seat.match`` accepts are listed."""
     screen = screen or LobbyScreen("lobby")
+    mine = seat.listener.identity.fingerprint[:8]
     app = asyncio.create_task(screen.app.run_async())
     try:
         async with seat.discovery() as disc, disc.browse(match=seat.match) as browser:
@@ -213,10 +215,7 @@ async def join_lobby(seat: JoiningSeat, args: argparse.Namespace,
 
                 def on_lobby(seats: list[tuple[str, str]], total: int,
                              label: str = label) -> None:
-                    lines = [("bold", f"{label} — {len(seats)}/{total} seats"), ("", "")]
-                    lines += [("", f"seat {i}: {n}  [{fp}]") for i, (n, fp) in enumerate(seats)]
-                    lines += [("", ""), ("muted", "Waiting for the host to start the game…")]
-                    screen.show(lines, "q leave the table")
+                    screen.show(seat_lines(label, seats, total, mine), "q leave the table")
 
                 screen.show([("bold", f"Joining {label}…")], "q cancel")
                 joining = asyncio.create_task(seat.join(where, code=code, timeout=args.timeout,
@@ -245,6 +244,19 @@ async def join_lobby(seat: JoiningSeat, args: argparse.Namespace,
                 screen.fail(f"Refused: {explain(reason, args)}")
     finally:
         await close_screen(screen, app)
+
+
+def seat_lines(label: str, seats: list[tuple[str, str]], total: int,
+               mine: str) -> list[tuple[str, str]]:
+    """The joiner's view of the seats, ``(name, fingerprint prefix)`` each: our own row
+    (our key's ``mine`` prefix) says ``(you)``.  Why by key: the host may have renamed us
+    ("Root (2)" when a Root sat first), and the row with our key is the name we play as."""
+    lines = [("bold", f"{label} — {len(seats)}/{total} seats"), ("", "")]
+    for i, (name, fp) in enumerate(seats):
+        you = f" {YOU}" if fp == mine else ""
+        lines.append(("bold" if you else "", f"seat {i}: {name}{you}  [{fp}]"))
+    lines += [("", ""), ("muted", "Waiting for the host to start the game…")]
+    return lines
 
 
 async def pick_table(screen: LobbyScreen, browser: TableBrowser,

@@ -103,6 +103,13 @@ def _human_name(given: str | None) -> str:
     return (user.capitalize() or "You")[:12]
 
 
+def bot_names(count: int, human: str) -> list[str]:
+    """``count`` bot names, none the same as ``human``'s (ignoring case): a player called
+    Marco next to a bot Marco could not tell from the log which of them did what."""
+    pool = [n for n in (*BOT_NAMES, "Yusuf") if n.casefold() != human.strip().casefold()]
+    return pool[:count]
+
+
 def load_board(path: str | None, reverse: bool) -> Board:
     return load_board_file(path, reverse=reverse) if path else default_board(reverse)
 
@@ -146,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         me: int | None = None
     else:
         seats = [SeatInfo(_human_name(args.name), "human")]
-        seats += [SeatInfo(BOT_NAMES[i], kind) for i in range(args.bots)]
+        seats += [SeatInfo(n, kind) for n in bot_names(args.bots, seats[0].name)]
         me = 0
     save_path: Path | None = None
     writer: SaveWriter | None = None
@@ -234,7 +241,8 @@ def _headless(
 def _names(args: argparse.Namespace, players: int) -> tuple[list[str], int | None]:
     if args.headless:
         return list((*BOT_NAMES, "Yusuf")[:players]), None
-    return [_human_name(args.name), *BOT_NAMES[: players - 1]], 0
+    human = _human_name(args.name)
+    return [human, *bot_names(players - 1, human)], 0
 
 
 def run_networked(args: argparse.Namespace, kind: str, seed: int, players: int) -> int:

@@ -8,6 +8,7 @@ colours the table has seen (``state.known``) and ``?`` for the rest.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -23,6 +24,25 @@ from engine.tiles import BUYER, EXCHANGE, SELLER, THIEF, TRADER, VIZIER
 from engine.view import PlayerView
 
 PAWN, TOKEN = "♛", "●"
+YOU = "(you)"
+"""The marker beside the player's own seat wherever players are listed: bold alone is
+lost without colour (NO_COLOR, a screen reader), and two seats may look alike."""
+
+
+_NUMBERED = re.compile(r" ?\(\d+\)$")
+
+
+def fit_name(name: str, width: int) -> str:
+    """``name`` in at most ``width`` columns, keeping a trailing ``(2)``: the lobby tells
+    two players of the same name apart that way (:func:`p2p.lobby.unique_name`), and a
+    plain cut would show "Christina (2)" as "Christina", the other player's name."""
+    if len(name) <= width:
+        return name
+    tail = _NUMBERED.search(name)
+    if tail is None or len(tail.group().strip()) >= width:
+        return name[:width]
+    mark = tail.group().strip()
+    return name[: tail.start()][: width - len(mark)] + mark
 
 
 def goods_counts(colours: Sequence[int]) -> list[int]:
@@ -71,7 +91,9 @@ def render_players(
 ) -> StyleAndTextTuples:
     """Two lines per player. ``hands`` (replay/auditor) shows those seats' colours too.
     ``hide_money`` (a table that keeps money behind the screens, as the rulebook does)
-    shows other players' money as ``$?`` until the final reveal."""
+    shows other players' money as ``$?`` until the final reveal.  Our own seat (``me``)
+    ends its first line with :data:`YOU` where the panel has room for it (the columns
+    before it stay aligned with the other players')."""
     s = view.state
     out: StyleAndTextTuples = []
     pawn = pawn_seat(s) if s.phase not in (Phase.SEED, Phase.DEAL) else -1
@@ -81,9 +103,9 @@ def render_players(
             out.append(("", "\n"))
         turn = p in waiting
         base = "class:player.me" if p == me else "class:player"
-        name = seats[p].name[:name_w]
+        name = fit_name(seats[p].name, name_w)
         if not seats[p].connected:
-            name = name[: name_w - 1] + "~"
+            name = fit_name(seats[p].name, name_w - 1) + "~"
         out.append(("class:player.turn" if turn else "", "▶" if turn else " "))
         out.append((base + (" class:player.turn" if turn else ""), f"{name:<{name_w}}"))
         money = "?" if hide_money and p != me and s.final is None else str(s.money[p])
@@ -91,6 +113,10 @@ def render_players(
         out.append(("", f"{len(s.goods[p]):>3}g "))  # ">3": "$123" keeps a space before
         out.append(("class:pawn", PAWN if p == pawn else " "))
         out.append(("class:muted", TOKEN * s.tokens[p]))
+        if p == me:
+            used = 1 + name_w + 5 + 5 + 1 + s.tokens[p]
+            if used + 1 + len(YOU) <= width:
+                out.append((base, " " + YOU))
         own: dict[int, int] | None = None
         if hands is not None and p in hands:
             own = hands[p]
@@ -127,16 +153,19 @@ def goods_line(counts: Sequence[int], unknown: int, extras: Sequence[str],
 
 
 def render_scores(s: GameState, names: Sequence[str], me: int | None) -> StyleAndTextTuples:
-    """The final score table with the majority breakdown and the winner(s)."""
+    """The final score table with the majority breakdown and the winner(s); our own row
+    (``me``) says :data:`YOU` after the name."""
     assert s.final is not None
     table = score_lines(s.money, s.final)
     win = winners_of([ln.total for ln in table])
     out: StyleAndTextTuples = [("class:title", "  Final scores\n\n")]
-    head = f"  {'':<9} money goods  " + " ".join(GOOD_LETTER) + "  majority  total\n"
+    name_w = 9 + (1 + len(YOU) if me is not None else 0)  # "Name (you)": still < 80 columns
+    head = f"  {'':<{name_w}} money goods  " + " ".join(GOOD_LETTER) + "  majority  total\n"
     out.append(("class:muted", head))
     for ln in sorted(table, key=lambda x: (-x.total, x.seat)):
         style = "class:win" if ln.seat in win else ("class:player.me" if ln.seat == me else "")
-        out.append((style, f"  {names[ln.seat][:9]:<9} {ln.money:>5} {ln.goods:>5}  "))
+        label = fit_name(names[ln.seat], 9) + (f" {YOU}" if ln.seat == me else "")
+        out.append((style, f"  {label:<{name_w}} {ln.money:>5} {ln.goods:>5}  "))
         for c in range(NCOLOURS):
             k = ln.per_colour[c]
             st = GOOD_STYLE[c] + (" bold underline" if c in ln.majorities else "")

@@ -36,7 +36,9 @@ from cli.choices import Choice
 from cli.help_text import PAGES
 from cli.mapview import board_rows, map_lines, render_map
 from cli.panels import (
+    YOU,
     decision_title,
+    fit_name,
     goods_counts,
     goods_frags,
     pawn_seat,
@@ -290,7 +292,8 @@ class TableView(ABC):
 
     def compact_players(self) -> StyleAndTextTuples:
         """The players in one line each, for a terminal too small for the panels: who is
-        to act, name, money, goods, the pawn and the player's own goods by colour."""
+        to act, name, money, goods, the pawn and (on our own line, marked :data:`YOU`)
+        our goods by colour."""
         view = self.session.view()
         s = view.state
         me = self.session.seat
@@ -303,12 +306,12 @@ class TableView(ABC):
             turn = "▶" if p in waiting else " "
             pawn = "♛" if p == pawn_seat(s) and s.phase not in (Phase.SEED, Phase.DEAL) \
                 else " "
-            line = f"{turn}{self.session.names[p][:9]:<9} ${money:<3} {len(s.goods[p]):>2}g " \
-                   f"{pawn}"
+            name = fit_name(self.session.names[p], 9)
+            line = f"{turn}{name:<9} ${money:<3} {len(s.goods[p]):>2}g {pawn}"
             out.append(("class:player.me" if p == me else "", line))
             if p == me:
                 mine = goods_counts([view.hand[h] for h in s.goods[p] if h in view.hand])
-                out.append(("", " "))
+                out.append(("class:player.me", f" {YOU} "))
                 out.extend(goods_frags(mine, compact=True))
         return out
 

@@ -99,6 +99,8 @@ async def _lobby_round_trip(root: Path) -> None:
             await until(lambda: "seat 1: Bea" in _text(hs), 10)
             await until(lambda: "seat 1: Bea" in _text(js) and "2/4 seats" in _text(js), 10)
             assert "Waiting for the host" in _text(js)
+            # the joiner's own row (found by its key) says so; the host's row does not
+            assert "seat 1: Bea (you)" in _text(js) and "seat 0: Ann  [" in _text(js)
             # s with two seated is refused on the host's screen
             hin.send_text("s")
             await until(lambda: "at least 3 players" in hs.error, 5)

@@ -11,10 +11,11 @@ from p2p_testutil import LOOPBACK, run
 from p2p.connection import Listener
 from p2p.discovery import Discovery, TableInfo
 from p2p.errors import LobbyError
-from p2p.game import GameSetup, auth_words, wordlist
+from p2p.game import GameSetup, auth_words, compute_game_id, wordlist
 from p2p.identity import Identity
-from p2p.lobby import Table, join_discovered, join_table
+from p2p.lobby import MAX_NAME, Table, join_discovered, join_table, unique_name
 from p2p.mesh import Mesh
+from p2p.sanitize import is_clean
 
 DIGEST = bytes(range(32))
 
@@ -182,3 +183,52 @@ def test_words_depend_on_every_nonce_and_the_game() -> None:
     assert words == auth_words(gid, list(nonces))
     assert words != auth_words(bytes([1]) + gid[1:], nonces)
     assert words != auth_words(gid, [nonces[0], nonces[1], os.urandom(32)])
+
+
+def test_unique_name_numbers_a_taken_name_ignoring_case() -> None:
+    assert unique_name("Root", ["Ann", "Bea"]) == "Root"
+    assert unique_name("Root", ["root"]) == "Root (2)"
+    assert unique_name("ROOT", ["Root", "root (2)"]) == "ROOT (3)"
+    assert unique_name("Root (2)", ["Root", "Root (2)"]) == "Root (2) (2)"
+    long = "x" * MAX_NAME
+    got = unique_name(long, [long])
+    assert got == "x" * (MAX_NAME - 4) + " (2)" and len(got) == MAX_NAME and is_clean(got)
+
+
+@pytest.mark.timeout(20)
+def test_same_names_are_seated_apart_before_the_roster_is_fixed() -> None:
+    """The host and two joiners all call themselves Root (the login name): the joiners
+    are seated as "root (2)" and "Root (3)", learn it from the lobby updates and the
+    roster, and every seat computes the game id from those names."""
+    async def body() -> None:
+        host_l = await listener()
+        table = await Table(host_l, name="Roots", seats=3, host_name="Root",
+                            shuffle_mode="audit").open()
+        j1, j2 = await listener(), await listener()
+        seen: list[list[tuple[str, str]]] = []
+        tasks = [asyncio.create_task(join_table(j1, LOOPBACK, host_l.port, name="root",
+                                                start_timeout=10,
+                                                on_lobby=lambda s, _: seen.append(s)))]
+        await table.wait_for_players(2, timeout=5)  # join order decides the numbers
+        tasks.append(asyncio.create_task(join_table(j2, LOOPBACK, host_l.port, name="Root",
+                                                    start_timeout=10)))
+        await table.wait_for_players(timeout=5)
+        assert [s.name for s in table.seated] == ["Root", "root (2)", "Root (3)"]
+        host_setup = await table.start()
+        setups = [host_setup, *await asyncio.gather(*tasks)]
+        names = ["Root", "root (2)", "Root (3)"]
+        for setup in setups:
+            assert [e.name for e in setup.roster] == names
+            assert setup.game_id == compute_game_id(setup.roster, setup.params)
+        assert {s.game_id for s in setups} == {host_setup.game_id}
+        # each joiner finds its own final name by its key
+        assert setups[1].roster[setups[1].my_seat].name == "root (2)"
+        assert setups[2].roster[setups[2].my_seat].name == "Root (3)"
+        # the first joiner saw its new name in the lobby, against its own fingerprint
+        mine = j1.identity.fingerprint[:8]
+        assert ("root (2)", mine) in seen[-1]
+        await table.close()
+        for lst in (host_l, j1, j2):
+            await lst.close()
+
+    run(body)
