@@ -105,19 +105,23 @@ def needs_terminal(args: argparse.Namespace, prog: str) -> int | None:
 
 NOT_A_TABLE = re.compile(r"(?:could not join (?P<addr>\S+): )?bad handshake frame from \S+: "
                          r"|expected a 'hello-ack' message, got a non-message")
-"""What the dialer says when the address answered with something that is not our
-handshake (an HTTP server answers "HTTP/1.1 …", read as a frame of 1213486160 bytes)."""
+"""What an older dialer said when the address answered with something that is not our
+handshake (an HTTP server answers "HTTP/1.1 …", read as a frame of 1213486160 bytes).
+:func:`p2p.lobby.join_table` now says "HOST:PORT answered, but it is not a silkroad
+table" itself, which is passed through unchanged."""
 
 
 def explain(reason: str, args: argparse.Namespace) -> str:
     """A refusal in the player's terms: what to do about a join code, or that the address
     answered but is not a silkroad table (instead of the framing error's numbers)."""
+    if "is not a silkroad table" in reason:
+        return reason
     bad = NOT_A_TABLE.search(reason)
     if bad is not None:
         addr = bad.group("addr")
-        where = f" ({addr})" if addr else ""
-        return (f"that address{where} is not a silkroad table: it answered with something "
-                "else (check the host and port the host printed)")
+        where = f"{addr} answered" if addr else "that address answered"
+        return (f"{where}, but it is not a silkroad table: it sent something else (check "
+                "the host and port the host printed)")
     if "join code" in reason:
         hint = "ask the host for the code and pass --code CODE" if not args.code else \
             "check the code with the host (spaces, - and case do not matter)"

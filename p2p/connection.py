@@ -11,8 +11,11 @@ peer sent.  Unauthenticated connections are cheap to open and were once enough t
 honest players out (about 80 idle sockets made 15 of 18 joins fail and a resume four times
 slower), so:
 
-* **deadlines:** the first message must arrive within ``hello_timeout`` (an honest dialer
-  sends it at once) and the whole handshake within ``handshake_timeout``;
+* **deadlines:** the first message must arrive within ``hello_timeout`` and the whole
+  handshake within ``handshake_timeout``.  An honest dialer sends its hello at once, but
+  on a lossy link TCP resends a lost one only after its retransmission timeout (3 s once
+  a SYN or SYN-ACK was lost, RFC 6298), so the deadline leaves room for one resend (6 s);
+  the limits below, not the deadline, are what keep silent sockets from piling up;
 * **sockets that sent nothing yet** are cheap (no key work is done for them): up to
   ``max_idle`` in all and ``idle_per_address`` from one IP.  When there is no room the
   *oldest* of them goes (from the IP holding the most), never the newcomer, so a flood of
@@ -56,6 +59,11 @@ OnConnection = Callable[["Connection"], Awaitable[None] | None]
 LOG_BURST = 50
 LOG_WINDOW = 10.0
 """Refusals logged at most ``LOG_BURST`` per ``LOG_WINDOW`` seconds (all are counted)."""
+HELLO_TIMEOUT = 6.0
+"""Seconds a new socket has to send its hello: one TCP resend of a lost hello (3 s after a
+lost SYN-ACK) must still make it, or a lossy link loses the game at the door."""
+HANDSHAKE_TIMEOUT = 10.0
+"""Seconds for the whole handshake (the hello's deadline, then room for the rest)."""
 
 
 class Connection:
@@ -177,8 +185,8 @@ class Listener:
         port: int = 0,
         incarnation: bytes | None = None,
         version: int = PROTOCOL_VERSION,
-        handshake_timeout: float = 5.0,
-        hello_timeout: float = 2.0,
+        handshake_timeout: float = HANDSHAKE_TIMEOUT,
+        hello_timeout: float = HELLO_TIMEOUT,
         max_pending: int = 64,
         per_address: int = 8,
         max_idle: int = 256,
@@ -417,29 +425,45 @@ async def dial(
     version: int = PROTOCOL_VERSION,
     limits: FrameLimits = DEFAULT_LIMITS,
 ) -> Connection:
-    """Connect and handshake; raises :class:`HandshakeError` (with the reason) or ``OSError``."""
-    async with asyncio.timeout(timeout):
-        reader, writer = await asyncio.open_connection(host, port, limit=1 << 16)
-        try:
-            result = await dial_handshake(
-                reader,
-                writer,
-                identity,
-                purpose,
-                incarnation=incarnation,
-                expected_key=expected_key,
-                join_code=join_code,
-                version=version,
-            )
-        except FramingError as exc:
-            writer.close()
-            raise HandshakeError(f"bad handshake frame from {host}:{port}: {exc.reason}") from None
-        except ConnectionClosed:
-            writer.close()
-            raise HandshakeError(
-                f"{host}:{port} closed the connection during the handshake"
-            ) from None
-        except BaseException:
-            writer.close()
-            raise
+    """Connect and handshake; raises :class:`HandshakeError` (with the reason) or ``OSError``.
+
+    Every error carries a reason a player can read (a bare ``TimeoutError`` prints as
+    nothing).  A connection closed, or left unanswered, before the handshake ended is a
+    :attr:`~HandshakeError.transient` :class:`HandshakeError`: dialling again may work.
+    ``TimeoutError`` means no TCP connection within ``timeout``.
+    """
+    connected = False
+    try:
+        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection(host, port, limit=1 << 16)
+            connected = True
+            try:
+                result = await dial_handshake(
+                    reader,
+                    writer,
+                    identity,
+                    purpose,
+                    incarnation=incarnation,
+                    expected_key=expected_key,
+                    join_code=join_code,
+                    version=version,
+                )
+            except FramingError as exc:
+                writer.close()
+                raise HandshakeError(
+                    f"bad handshake frame from {host}:{port}: {exc.reason}"
+                ) from None
+            except ConnectionClosed:
+                writer.close()
+                raise HandshakeError(
+                    "closed the connection during the handshake", transient=True
+                ) from None
+            except BaseException:
+                writer.close()
+                raise
+    except TimeoutError:
+        if connected:
+            raise HandshakeError(f"it accepted the connection but did not finish the "
+                                 f"handshake within {timeout:g} s", transient=True) from None
+        raise TimeoutError(f"no connection within {timeout:g} s") from None
     return Connection(reader, writer, result, limits)

@@ -26,11 +26,25 @@ class ConnectionClosed(P2PError):
 
 
 class HandshakeError(P2PError):
-    """A handshake failed; ``refused_by_remote`` tells whether the other side refused us."""
+    """A handshake failed; ``refused_by_remote`` tells whether the other side refused us.
 
-    def __init__(self, reason: str, *, refused_by_remote: bool = False) -> None:
+    ``transient`` marks a failure that dialling again may cure (the connection was closed
+    or reset before the other side said anything of substance: a lossy link, or a busy
+    listener that pushed us out), as opposed to a refusal with a reason, which would only
+    be repeated.
+    """
+
+    def __init__(self, reason: str, *, refused_by_remote: bool = False,
+                 transient: bool = False) -> None:
         super().__init__(reason)
         self.refused_by_remote = refused_by_remote
+        self.transient = transient
+
+
+class NotSilkroad(HandshakeError):
+    """The address answered, but not with our handshake (a web server, another program):
+    dialling again would get the same answer, and the player needs to hear that the
+    address is wrong rather than a framing error's numbers."""
 
 
 class ProtocolError(P2PError):

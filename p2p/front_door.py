@@ -33,8 +33,8 @@ from .errors import LobbyError, ProtocolError
 from .game import GameParams, GameSetup
 from .handle import TableHandle
 from .identity import Identity
+from .lobby import DIAL_TIMEOUT, join_discovered, join_table
 from .lobby import Table as LobbyTable
-from .lobby import join_discovered, join_table
 from .local_table import (
     CHILD_FINISH,
     LocalGameResult,
@@ -285,13 +285,17 @@ class JoiningSeat:
                    on_lobby: Callable[[list[tuple[str, str]], int], None] | None = None,
                    ) -> GameSetup:
         """Take a seat at a discovered table or at ``(host, port)`` and wait for the start;
-        :class:`p2p.errors.LobbyError` says why not."""
+        :class:`p2p.errors.LobbyError` says why not.  A connection that fails for a passing
+        reason is dialled again for :data:`p2p.lobby.DIAL_TIMEOUT` seconds, or ``timeout``
+        when that is shorter (the player's own limit)."""
+        dial_timeout = DIAL_TIMEOUT if timeout is None else min(timeout, DIAL_TIMEOUT)
         if isinstance(target, TableInfo):
             return await join_discovered(self.listener, target, name=self.name,
                                          join_code=code, start_timeout=timeout,
-                                         on_lobby=on_lobby)
+                                         on_lobby=on_lobby, dial_timeout=dial_timeout)
         return await join_table(self.listener, target[0], target[1], name=self.name,
-                                join_code=code, start_timeout=timeout, on_lobby=on_lobby)
+                                join_code=code, start_timeout=timeout, on_lobby=on_lobby,
+                                dial_timeout=dial_timeout)
 
     async def play(self, setup: GameSetup, root: str | Path, handle: TableHandle,
                    agent: Agent | None = None,

@@ -48,8 +48,8 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from .errors import FramingError, HandshakeError
-from .framing import HANDSHAKE_LIMITS, frame, pack, read_frame, unpack
+from .errors import ConnectionClosed, FramingError, HandshakeError, NotSilkroad
+from .framing import HANDSHAKE_LIMITS, HEADER, frame, pack, read_frame, unpack
 from .identity import KEY_LEN, SIG_LEN, Identity, fingerprint, is_signing_key, verify
 from .join_pake import ACCEPTOR, DIALER, CodeExchange, proof, proof_ok
 from .sanitize import clean
@@ -219,6 +219,62 @@ def _session(
     return (d2a, a2d) if dialer else (a2d, d2a)
 
 
+def _preview(data: bytes, more: bool = False) -> str:
+    """The first bytes a stranger sent, printable and short (``repr`` escapes them)."""
+    return repr(bytes(data[:16])) + ("…" if more or len(data) > 16 else "")
+
+
+async def _recv_hello_ack(reader: asyncio.StreamReader) -> list[Any]:
+    """M2, telling three answers apart: a table that answers or refuses; a connection
+    closed before any byte came back (dialling again may work: :class:`ConnectionClosed`);
+    and bytes that are no silkroad handshake at all (:class:`NotSilkroad` — a web server's
+    "HTTP/1.1 400" would otherwise read as a frame of 1213486160 bytes).
+
+    A peer that closes without reading our hello makes the kernel reset the connection,
+    and asyncio then reports the reset before the bytes that came first; those bytes
+    (still in the stream's buffer, a private attribute: without it the reset stands) are
+    what tells a web server from a lost connection, so they are read after all."""
+    seen = bytearray()
+    try:
+        return await _parse_hello_ack(reader, seen)
+    except ConnectionResetError:
+        seen += bytes(getattr(reader, "_buffer", b""))
+        if not seen:
+            raise
+        salvage = asyncio.StreamReader()
+        salvage.feed_data(bytes(seen))
+        salvage.feed_eof()
+        return await _parse_hello_ack(salvage, bytearray())
+
+
+async def _parse_hello_ack(reader: asyncio.StreamReader, seen: bytearray) -> list[Any]:
+    """:func:`_recv_hello_ack`'s reading; ``seen`` collects the bytes consumed."""
+    try:
+        header = await reader.readexactly(HEADER.size)
+    except asyncio.IncompleteReadError as exc:
+        if not exc.partial:
+            raise ConnectionClosed("connection closed by peer") from None
+        raise NotSilkroad(f"it sent {_preview(exc.partial)} and closed the connection") \
+            from None
+    seen += header
+    (length,) = HEADER.unpack(header)
+    if not 0 < length <= HANDSHAKE_LIMITS.max_frame:
+        raise NotSilkroad(f"it sent {_preview(header, more=True)} instead of a silkroad "
+                          "handshake")
+    try:
+        payload = await reader.readexactly(length)
+    except asyncio.IncompleteReadError as exc:
+        raise NotSilkroad(f"it sent {_preview(header + exc.partial)} and closed the "
+                          "connection") from None
+    try:
+        msg = unpack(payload, HANDSHAKE_LIMITS)
+    except FramingError as exc:
+        raise NotSilkroad(f"its answer is not a silkroad handshake ({exc.reason})") from None
+    if not (isinstance(msg, list) and msg and msg[0] in ("hello-ack", "refuse")):
+        raise NotSilkroad("its answer is not a silkroad handshake")
+    return _shape(msg, "hello-ack", 6)
+
+
 async def _recv_sealed(reader: asyncio.StreamReader, recv: Cipher) -> Any:
     """The next encrypted handshake message."""
     payload = await read_frame(reader, HANDSHAKE_LIMITS.max_frame)
@@ -236,7 +292,9 @@ async def dial_handshake(
     join_code: str | None = None,
     version: int = PROTOCOL_VERSION,
 ) -> HandshakeResult:
-    """Run the dialer side; raises :class:`HandshakeError` with the reason on failure.
+    """Run the dialer side; raises :class:`HandshakeError` with the reason on failure
+    (:class:`NotSilkroad` when the other end does not speak this protocol at all,
+    :class:`ConnectionClosed` when it closed before answering).
 
     ``join_code`` is the code as typed; its key is derived here, after M2, because it is
     salted with the acceptor's key (which a joiner dialing a bare ``host:port`` only learns
@@ -247,7 +305,7 @@ async def dial_handshake(
     d_part = (identity.public, eph_pub, nonce, incarnation)
     await _send_plain(writer, ["hello", version, purpose, *d_part])
 
-    m2 = _shape(await _recv_plain(reader), "hello-ack", 6)
+    m2 = await _recv_hello_ack(reader)
     pk_a = _key(m2[1], "acceptor key")
     eph_a = _bytes(m2[2], KEY_LEN, "acceptor ephemeral key")
     nonce_a = _bytes(m2[3], NONCE_LEN, "acceptor nonce")

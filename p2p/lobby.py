@@ -12,6 +12,11 @@ checked in the handshake — a peer without it never gets this far)::
     J→H  ["ready", game_id]
     H→J  ["cancel", reason]                                     (host closed the table)
 
+Names at a table are unique: a joiner whose (cleaned) name matches a seated player's,
+ignoring case, is seated as ``"Name (2)"`` (``(3)``, … — :func:`unique_name`).  The host
+renames before the roster is sent, so the new name is the one the game id binds; the
+joiner learns it from the ``lobby`` and ``start`` rosters (the entry with its own key).
+
 ``commitment = H(key ‖ nonce)`` is sent when joining, long before any nonce is revealed;
 the authentication words hash the game id together with every seat's nonce (see
 :mod:`p2p.game`).  The host is seat 0, joiners take seats in join order.  Every joiner
@@ -32,14 +37,15 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .code_guard import CodeGuard
 from .connection import Connection, Listener, dial
 from .discovery import Advertisement, Discovery, TableAd, TableInfo
-from .errors import LobbyError, P2PError, ProtocolError
+from .errors import HandshakeError, LobbyError, NotSilkroad, P2PError, ProtocolError
 from .game import (
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -72,6 +78,11 @@ MAX_JOINING = 32
 """Authenticated lobby connections waiting for their join request at once (a table
 without a code admits anyone to the handshake; each has ``join_timeout`` to ask)."""
 """Unread lobby messages kept per joiner: the protocol needs three, more is a flood."""
+DIAL_TIMEOUT = 15.0
+"""Seconds a joiner keeps dialling a table whose connection fails for a passing reason."""
+REDIAL_FIRST = 0.5
+REDIAL_MAX = 4.0
+"""Pause before the first redial, doubling up to this (a lossy link or a busy listener)."""
 
 
 def _clean_name(name: Any) -> str:
@@ -81,6 +92,25 @@ def _clean_name(name: Any) -> str:
     if not isinstance(name, str):
         raise ProtocolError("player name must be a string")
     return clean(name, MAX_NAME) or "player"
+
+
+def unique_name(name: str, taken: Iterable[str]) -> str:
+    """``name``, or ``name (2)``, ``name (3)``, … — the first that no name in ``taken``
+    equals ignoring case.  Why: two players both called "Root" (the default is the
+    login name) made every log line, score row and audit ambiguous.  Deterministic, so
+    a table seated in the same order names its seats the same way; the result stays
+    within :data:`MAX_NAME` and clean (:func:`p2p.sanitize.is_clean`), as roster names
+    must be."""
+    used = {t.casefold() for t in taken}
+    if name.casefold() not in used:
+        return name
+    n = 2
+    while True:
+        suffix = f" ({n})"
+        candidate = name[: MAX_NAME - len(suffix)].rstrip() + suffix
+        if candidate.casefold() not in used:
+            return candidate
+        n += 1
 
 
 @dataclass
@@ -289,8 +319,13 @@ class Table:
                 conn.send(["refuse", refusal])
             await conn.aclose()
             return
+        # renamed here, while the seating is still open: the name is hashed into the game
+        # id once the roster is sent, so it can never be changed afterwards
+        asked = seat.name
+        seat.name = unique_name(asked, (s.name for s in self.seated))
         self.seated.append(seat)
-        log.info("%s (%s) took a seat", seat.name, fingerprint(seat.key)[:8])
+        log.info("%s (%s) took a seat%s", seat.name, fingerprint(seat.key)[:8],
+                 f" (asked for {asked!r}, already taken)" if seat.name != asked else "")
         conn.send(["seated", self.name, self.seats_total, self.variant])
         self._refresh()
         try:
@@ -426,34 +461,25 @@ async def join_table(
     start_timeout: float | None = None,
     on_lobby: Callable[[list[tuple[str, str]], int], None] | None = None,
     board: str | os.PathLike[str] | None = None,
+    dial_timeout: float | None = None,
 ) -> GameSetup:
     """Take a seat at the table at ``host:port`` and wait for the host to start.
+
+    Reaching the table is retried for up to ``dial_timeout`` seconds (default
+    :data:`DIAL_TIMEOUT`) while it fails for a passing reason (see :func:`_reach`);
+    ``timeout`` bounds each later step of the lobby.
 
     ``expected_fingerprint`` (from discovery) makes sure we talk to the advertised host.
     ``on_lobby(seats, total)`` is called whenever the seating changes.  ``board`` (the path
     of our board JSON file) makes a host playing another board refuse us with the reason;
     without it we accept the host's board (checked against the agreed digest).
     """
-    identity = listener.identity
     try:
         my_board = read_board_spec(board) if board is not None else None
     except BoardMismatch as exc:
         raise LobbyError(exc.reason) from None
-    try:
-        conn = await dial(
-            host,
-            port,
-            identity,
-            LOBBY,
-            incarnation=listener.incarnation,
-            join_code=join_code,
-            timeout=timeout,
-            version=listener.version,
-        )
-    except P2PError as exc:
-        raise LobbyError(f"could not join {host}:{port}: {exc.reason}") from None
-    except (OSError, TimeoutError) as exc:
-        raise LobbyError(f"could not reach {host}:{port}: {exc or 'timeout'}") from None
+    conn = await _reach(listener, host, port, join_code,
+                        DIAL_TIMEOUT if dial_timeout is None else dial_timeout)
     try:
         if expected_fingerprint is not None and conn.remote_fingerprint != expected_fingerprint:
             raise LobbyError("the table's key does not match its advertisement")
@@ -467,6 +493,64 @@ async def join_table(
         raise LobbyError("timed out waiting for the host") from None
     finally:
         await conn.aclose()
+
+
+def _os_reason(exc: OSError) -> str:
+    """A socket error in words: never empty (a bare ``TimeoutError`` prints as nothing)."""
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, ConnectionResetError):
+        return "the connection was reset"
+    text = exc.strerror or str(exc)
+    return text or type(exc).__name__
+
+
+async def _reach(listener: Listener, host: str, port: int, join_code: str | None,
+                 budget: float) -> Connection:
+    """Dial the table's lobby, dialling again (pausing 0.5, 1, 2, 4, 4… s) until
+    ``budget`` seconds are spent while the failure may pass: refused, reset, or closed
+    before the handshake ended — a lossy link that lost the first packets, or a host
+    restarting or busy.  Fails at once, with the reason, when the address answered with
+    something that is not silkroad, the table refused us (wrong code, full, another
+    protocol version), or the name does not resolve: asking again would get the same."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    deadline = start + budget
+    delay = REDIAL_FIRST
+    attempts = 0
+    while True:
+        attempts += 1
+        verb = "join"  # it answered; "reach": it did not
+        try:
+            return await dial(host, port, listener.identity, LOBBY,
+                              incarnation=listener.incarnation, join_code=join_code,
+                              timeout=max(deadline - loop.time(), 0.1),
+                              version=listener.version)
+        except NotSilkroad as exc:
+            raise LobbyError(f"{host}:{port} answered, but it is not a silkroad table: "
+                             f"{exc.reason} (check the host and port the host printed)"
+                             ) from None
+        except HandshakeError as exc:
+            if not exc.transient:
+                raise LobbyError(f"could not join {host}:{port}: {exc.reason}") from None
+            reason = exc.reason
+        except P2PError as exc:  # dial raises only handshake errors; any other is final
+            raise LobbyError(f"could not join {host}:{port}: {exc.reason}") from None
+        except socket.gaierror as exc:
+            raise LobbyError(f"could not reach {host}:{port}: unknown host "
+                             f"({exc.strerror or type(exc).__name__})") from None
+        except TimeoutError as exc:  # the attempt had all the time left
+            reason, verb = str(exc) or f"timed out after {budget:g} s", "reach"
+            break
+        except OSError as exc:
+            reason, verb = _os_reason(exc), "reach"
+        if loop.time() + delay >= deadline:
+            break
+        log.info("dialling %s:%d again in %.1f s: %s", host, port, delay, reason)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, REDIAL_MAX)
+    tries = f" ({attempts} attempts in {loop.time() - start:.0f} s)" if attempts > 1 else ""
+    raise LobbyError(f"could not {verb} {host}:{port}: {reason}{tries}")
 
 
 async def join_discovered(listener: Listener, table: TableInfo, **kwargs: Any) -> GameSetup:
