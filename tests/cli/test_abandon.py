@@ -54,17 +54,22 @@ class StalledTable:
         self.stopped.set()
 
 
-async def _abandon_flow() -> tuple[StalledTable, list[str], str]:
-    table = StalledTable()
+def _stalled_session(table: StalledTable, words: list[str] | None = None) -> NetSession:
+    """Seat 0's session at the stand-in table (it stops once abandoned)."""
 
     async def runner(human: Any, handle: TableHandle) -> RunOutcome:
         handle.attach(table)  # type: ignore[arg-type]  # the stand-in is not a real Table
         await table.stopped.wait()
         raise TableStopped(2, "abandoned", "was waiting for the action of seat 2")
 
+    seats = [SeatInfo(n, "human" if i == 0 else "peer") for i, n in enumerate(NAMES)]
+    return NetSession(seats, 0, runner, words=words)
+
+
+async def _abandon_flow() -> tuple[StalledTable, list[str], str]:
+    table = StalledTable()
     with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
-        seats = [SeatInfo(n, "human" if i == 0 else "peer") for i, n in enumerate(NAMES)]
-        session = NetSession(seats, 0, runner)
+        session = _stalled_session(table)
         app = TableApp(session)
         task = asyncio.create_task(app.run())
         await until(lambda: app.stalled(), 5)
@@ -109,15 +114,8 @@ def test_abandon_is_refused_at_a_local_table() -> None:
 
 async def _thinking_flow() -> tuple[list[str], bool, str]:
     table = StalledTable()
-
-    async def runner(human: Any, handle: TableHandle) -> RunOutcome:
-        handle.attach(table)  # type: ignore[arg-type]  # the stand-in is not a real Table
-        await table.stopped.wait()
-        raise TableStopped(2, "abandoned", "was waiting for the action of seat 2")
-
     with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
-        seats = [SeatInfo(n, "human" if i == 0 else "peer") for i, n in enumerate(NAMES)]
-        session = NetSession(seats, 0, runner, words=["amber", "falcon", "river", "salt"])
+        session = _stalled_session(table, ["amber", "falcon", "river", "salt"])
         app = TableApp(session)
         task = asyncio.create_task(app.run())
         await until(lambda: app.status is not None and "Waiting for Leyla (seat 2) to play"
@@ -153,8 +151,7 @@ def test_a_reconnect_restarts_the_wait() -> None:
     """After "Bob reconnected." the wait counts from the reconnect, not from the drop."""
 
     async def go() -> tuple[Any, bool]:
-        seats = [SeatInfo(n, "human" if i == 0 else "peer") for i, n in enumerate(NAMES)]
-        session = NetSession(seats, 0, lambda human, handle: asyncio.sleep(0))  # type: ignore[arg-type, return-value]
+        session = _stalled_session(StalledTable())
         loop = asyncio.get_running_loop()
         session._links = {1: True, 2: False}
         session._stall = (("the action of seat 2", (2,)), loop.time() - 100)
