@@ -28,7 +28,7 @@ Keys  1-9,0 pick a menu entry  + / - more entries  ←→↑↓ move  Enter pick
       bid 3, pass, sell-lead, keep, move samarkand, take 2, sell 2,
       buy 3, trade, decline, exchange silk>spice, done, steal bo,
       vizier spice, reveal 2, crook 0 silk, barterer, give bo, city kashgar
-      i inspect a city  PgUp/PgDn scroll the log  Esc back
+      i inspect a city  PgUp/PgDn/End the log  Esc back
       ? or F1 help  q or Ctrl-Q quit  a abandon a stalled peer"""
 
 PAGES: tuple[tuple[str, str], ...] = (("Screen and keys", KEYS_PAGE), *HELP_PAGES)

@@ -37,6 +37,7 @@ from cli.table_view import (
     PANEL_MIN,
     MenuEntry,
     TableView,
+    touches_me,
 )
 from cli.theme import STYLE, color_depth
 from engine.actions import Action, Decline, ExchangeDone, ExchangePair
@@ -145,8 +146,11 @@ class TableApp(TableView):
     def handle(self, ev: Event) -> None:
         """Apply one session event to the screen state (also called directly by tests)."""
         if isinstance(ev, StateChanged):
-            if ev.lines and self.log_scroll:  # scrolled back: keep the same rows shown
-                self.log_scroll += sum(len(self._wrap(line)) for line in ev.lines)
+            if ev.lines and self.log_scroll:
+                if any(touches_me(line) for line in ev.lines):
+                    self.log_scroll = 0  # news for the player: back to the newest
+                else:  # scrolled back: keep the same rows shown
+                    self.log_scroll += sum(len(self._wrap(line)) for line in ev.lines)
             self.log.extend(ev.lines)
             self.back = None
             state = self.session.view().state

@@ -71,6 +71,10 @@ def table_bindings(app: TableApp) -> KeyBindings:
     def _log_forward(event: KeyPressEvent) -> None:
         app.log_scroll = max(0, app.log_scroll - max(1, app._log_rows() - 1))
 
+    @kb.add("end", filter=empty)
+    def _log_newest(event: KeyPressEvent) -> None:
+        app.log_scroll = 0
+
     @kb.add("i", filter=empty)
     def _inspect(event: KeyPressEvent) -> None:
         app.open_inspector()

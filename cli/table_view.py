@@ -382,7 +382,7 @@ class TableView(ABC):
         shown = rows[max(0, end - 200): end]
         if scroll and shown:
             shown[-1] = ("class:muted", f" ── {scroll} newer line{'s' * (scroll > 1)} below: "
-                                        "PgDn ──")
+                                        "PgDn, End: newest ──")
         out: StyleAndTextTuples = []
         for i, (style, text) in enumerate(shown):
             if i:

@@ -218,6 +218,19 @@ def test_log_scrolls_back_highlights_me_and_wraps_at_words() -> None:
             inp.send_text("\x1b[6~")  # PgDn back to the newest
         await until(lambda: app.log_scroll == 0)
         assert "Line 39" in "\n".join(screen_text(app))
+        # scrolled back, other players' news keeps the rows shown; End jumps to the
+        # newest; news for the player brings the log down by itself
+        inp.send_text("\x1b[5~")
+        await until(lambda: app.log_scroll > 0)
+        held = app.log_scroll
+        app.handle(StateChanged(("Leyla passes.",)))
+        assert app.log_scroll > held
+        inp.send_text("\x1b[F")  # End
+        await until(lambda: app.log_scroll == 0)
+        inp.send_text("\x1b[5~")
+        await until(lambda: app.log_scroll > 0)
+        app.handle(StateChanged(("Marco takes the lead from you.",)))
+        assert app.log_scroll == 0
         await _close(app, task, session)
 
     _run(body)
