@@ -138,17 +138,27 @@ async def bench_fuzz(count: int, seed: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.net_bench")
-    ap.add_argument("--players", type=int, nargs="+", default=[4, 6])
-    ap.add_argument("--mode", choices=["audit", "verified"], default="verified")
-    ap.add_argument("--bot", default="heuristic")
-    ap.add_argument("--seed", type=int, default=1)
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.net_bench",
+        description="Lockstep latency of plain moves (p50/p99), crypto steps, and whole "
+                    "bot games' wall time, with real peers on 127.0.0.1; each game's "
+                    "transcript is audited.",
+        epilog="Examples:\n  silkroad bench net --players 4 6 --processes\n"
+               "  silkroad bench net --players 3 --mode audit --json\n"
+               "  silkroad bench net --fuzz 10000",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--players", type=int, nargs="+", default=[4, 6],
+                    help="one game per count given (default: 4 6)")
+    ap.add_argument("--mode", choices=["audit", "verified"], default="verified",
+                    help="shuffle mode of the deal (default: verified)")
+    ap.add_argument("--bot", default="heuristic", help="the bots' kind (default: heuristic)")
+    ap.add_argument("--seed", type=int, default=1, help="game seed (default: 1)")
     ap.add_argument("--lam", type=int, default=DEFAULT_LAMBDA,
                     help="cut-and-choose rounds (the protocol's own by default)")
     ap.add_argument("--processes", action="store_true",
                     help="one OS process per peer (seats 1… run python -m p2p.peer, as "
                     "silkroad play does) instead of every peer in this process")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--fuzz", type=int, default=0, metavar="N",
                     help="instead: feed N mutated envelopes to a live table and report")
     args = ap.parse_args(argv)

@@ -69,8 +69,8 @@ def left_line(session: NetSession) -> str:
     if folder is None or not folder.exists():
         return "You left the table before the end."
     where = shlex.quote(str(folder))
-    return (f"You left the table before the end. The game so far is in {where} — "
-            f"'silkroad audit {where}' checks the part played.\n"
+    return (f"You left the table before the end. The game so far is in {where}.\n"
+            f"Check the part played with: {silkroad_command()} audit {where}\n"
             f"Resume it with: {resume_hint(folder)}")
 
 

@@ -105,9 +105,9 @@ def test_networked_play_in_a_real_terminal(tmux: tuple[list[str], str], tmp_path
     assert _exit_code(done) == "0", _capture(base)
     text = _capture(base, joined=True)
     assert "Traceback" not in text
-    left = [x for x in text.splitlines() if x.startswith("You left the table")]
-    assert len(left) == 1 and "checks the part played" in left[0], text
-    folder = Path(left[0].split(" audit ")[1].split("'")[0])
+    left = [x for x in text.splitlines() if x.startswith("Check the part played with: ")]
+    assert len(left) == 1 and "You left the table" in text, text
+    folder = Path(left[0].split(" audit ")[1].strip().strip("'"))
     if not folder.is_absolute():
         folder = tmp_path / folder
     assert (folder / "transcript.bin").exists() and (folder / "meta.json").exists()

@@ -113,7 +113,12 @@ def test_quitting_says_how_to_resume(tmp_path: Path) -> None:
     session.handle.folder = tmp_path
     text = left_line(session)
     assert text.startswith("You left the table before the end.")
-    assert f"'silkroad audit {tmp_path}' checks the part played" in text
+    check = next(x for x in text.splitlines() if x.startswith("Check the part played with: "))
+    resume = next(x for x in text.splitlines() if x.startswith("Resume it with: "))
+    # one command style, the one that works where the player is, for both
+    assert check.endswith(f" audit {tmp_path}")
+    assert check.split(": ", 1)[1].split(" audit ")[0] == \
+        resume.split(": ", 1)[1].split(" join ")[0]
     resume = next(x for x in text.splitlines() if x.startswith("Resume it with: "))
     assert resume.endswith(f" join --resume {tmp_path}")
 
