@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "versions before 4 have no closing acknowledgements: at best 3."),
         epilog="Examples:\n  silkroad audit games/20250101-120000-seed7.silkroad\n"
         "  silkroad audit game.silkroad --json\n"
-        "  silkroad audit games/peers/3fa1c2d4e5f60718-9a0b1c2d     (a game left mid-way)",
+        "  silkroad audit games/peers/3fa1c2d4e5f60718-9a0b1c2d  (LAN, left mid-way)\n"
+        "  silkroad audit games/peers/seat0/3fa1c2d4e5f60718      (play, left mid-way)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path", help="the transcript (game.silkroad) or a seat's game folder")

@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Where multicast does not work, give HOST:PORT as printed by the host.",
         epilog="Examples:\n  silkroad join\n  silkroad join 'Friday tea' --code silk7\n"
         "  silkroad join 192.168.1.5:40123 --name Ann\n"
-        "  silkroad join --resume games/peers/3fa1c2d4e5f60718-6777b308",
+        "  silkroad join --resume games/peers/3fa1c2d4e5f60718-6777b308  (a LAN seat)\n"
+        "  silkroad join --resume games/peers/seat0/3fa1c2d4e5f60718      (silkroad play)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     j.add_argument("target", nargs="?", default=None, metavar="TABLE|HOST:PORT")
     j.add_argument("--code", default=None, help="the table's join code")
