@@ -93,7 +93,11 @@ def describe(info: TableInfo) -> str:
     """One table as a line of the list (``tables`` and the joiner's lobby)."""
     ad = info.ad
     code = "  code needed" if ad.code_required else ""
-    return f"{ad.name:<24.24} {ad.seats_taken}/{ad.seats_total} seats  {ad.phase:<7}{code}"
+    rules = "".join(f"  {x}" for x in (
+        ad.variant if ad.variant != "base" else "", "hidden money" if ad.money == "hidden"
+        else "") if x)
+    return (f"{ad.name:<24.24} {ad.seats_taken}/{ad.seats_total} seats  {ad.phase:<7}"
+            f"{code}{rules}")
 
 
 def needs_terminal(args: argparse.Namespace, prog: str) -> int | None:

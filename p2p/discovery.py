@@ -69,6 +69,9 @@ class TableAd:
     code_required: bool = False
     variant: str = "base"
     version: int = PROTOCOL_VERSION
+    #: "hidden" when the table keeps money behind screens (sent only then: a table of the
+    #: base rules advertises the record it always did)
+    money: str = "open"
 
     def to_properties(self) -> dict[str, str]:
         props = {
@@ -80,6 +83,8 @@ class TableAd:
             "code": "1" if self.code_required else "0",
             "var": _clip_utf8(self.variant, 16),
         }
+        if self.money == "hidden":
+            props["money"] = "hidden"
         size = sum(1 + len(k) + 1 + len(v.encode()) for k, v in props.items())
         if size > MAX_TXT:  # pragma: no cover - bounded by the clipping above
             raise ValueError(f"TXT record of {size} bytes exceeds {MAX_TXT}")
@@ -109,6 +114,7 @@ class TableAd:
             code_required=text("code") == "1",
             variant=clean(text("var"), 16),
             version=version,
+            money="hidden" if props.get(b"money") == b"hidden" else "open",
         )
         if ad.phase not in PHASES:
             raise ValueError(f"unknown phase {clean(repr(ad.phase), 40)}")

@@ -247,6 +247,7 @@ class Table:
             phase="playing" if self.started else "lobby",
             code_required=self.join_code is not None,
             variant=self.variant,
+            money=self.money,
         )
 
     def _refresh(self) -> None:

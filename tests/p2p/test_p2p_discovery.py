@@ -8,7 +8,15 @@ import os
 import pytest
 from p2p_testutil import LOOPBACK, run
 
-from p2p.discovery import MAX_TXT, Discovery, TableAd, TableBrowser, TableEvent, instance_name
+from p2p.discovery import (
+    MAX_TXT,
+    Discovery,
+    TableAd,
+    TableBrowser,
+    TableEvent,
+    TableInfo,
+    instance_name,
+)
 from p2p.identity import Identity
 
 
@@ -120,3 +128,20 @@ def test_a_filter_keeps_other_runs_tables_out(fast_zeroconf: None) -> None:
             assert found.port == 40002 and found.ad.fingerprint == ours
 
     run(body, timeout=25)
+
+
+def test_the_ad_says_when_a_table_plays_reverse_with_hidden_money() -> None:
+    """`silkroad tables` and the joiner's lobby list a table's rules: the reverse variant
+    and hidden money.  A table of the base rules advertises the record it always did."""
+    from cli.cmd_net import describe
+
+    fp = "ab" * 16
+    plain = TableAd("Tea", 1, 3, fp)
+    assert "money" not in plain.to_properties()
+    ad = TableAd("Tea", 1, 3, fp, variant="reverse", money="hidden")
+    raw = {k.encode(): v.encode() for k, v in ad.to_properties().items()}
+    back = TableAd.from_properties(raw)
+    assert back == ad
+    line = describe(TableInfo("Tea [abababab]", back, "127.0.0.1", 1, ("127.0.0.1",)))
+    assert "reverse" in line and "hidden money" in line, line
+    assert "money" not in describe(TableInfo("Tea", plain, "127.0.0.1", 1, ()))
