@@ -133,7 +133,8 @@ async def _host(args: argparse.Namespace, me_name: str,
     if not args.headless:
         # the screen comes up first: announcing the table on mDNS takes a second or two
         # (probing), and a blank terminal meanwhile looks like a hang
-        screen = LobbyScreen(f"hosting {args.table}")
+        rules = " · hidden money" if args.money == "hidden" else ""
+        screen = LobbyScreen(f"hosting {args.table}{rules}")
         screen.show([("bold", f"Opening {args.table} on the network…")], "q cancel")
         app = asyncio.create_task(screen.app.run_async())
     hosted = HostedTable(name=args.table, seats=args.seats, player=me_name,
