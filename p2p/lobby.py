@@ -37,15 +37,14 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .code_guard import CodeGuard
-from .connection import Connection, Listener, dial
+from .connection import Connection, Listener
 from .discovery import Advertisement, Discovery, TableAd, TableInfo
-from .errors import HandshakeError, LobbyError, NotSilkroad, P2PError, ProtocolError
+from .errors import LobbyError, P2PError, ProtocolError
 from .game import (
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -65,24 +64,19 @@ from .game import (
 )
 from .handshake import AcceptPolicy, join_key
 from .identity import fingerprint
+from .lobby_dial import DIAL_TIMEOUT, LOBBY, reach
 from .mesh import RosterEntry
 from .sanitize import clean, is_clean
 
 log = logging.getLogger("p2p.lobby")
-LOBBY = b"lobby"
 MAX_NAME = 32
 MAX_ROSTER_NAME = 64
 """Longest name a roster entry may carry (:meth:`p2p.mesh.RosterEntry.from_wire`)."""
 MAX_INBOX = 8
+"""Unread lobby messages kept per joiner: the protocol needs three, more is a flood."""
 MAX_JOINING = 32
 """Authenticated lobby connections waiting for their join request at once (a table
 without a code admits anyone to the handshake; each has ``join_timeout`` to ask)."""
-"""Unread lobby messages kept per joiner: the protocol needs three, more is a flood."""
-DIAL_TIMEOUT = 15.0
-"""Seconds a joiner keeps dialling a table whose connection fails for a passing reason."""
-REDIAL_FIRST = 0.5
-REDIAL_MAX = 4.0
-"""Pause before the first redial, doubling up to this (a lossy link or a busy listener)."""
 
 
 def _clean_name(name: Any) -> str:
@@ -467,7 +461,7 @@ async def join_table(
     """Take a seat at the table at ``host:port`` and wait for the host to start.
 
     Reaching the table is retried for up to ``dial_timeout`` seconds (default
-    :data:`DIAL_TIMEOUT`) while it fails for a passing reason (see :func:`_reach`);
+    :data:`DIAL_TIMEOUT`) while it fails for a passing reason (see :func:`p2p.lobby_dial.reach`);
     ``timeout`` bounds each later step of the lobby.
 
     ``expected_fingerprint`` (from discovery) makes sure we talk to the advertised host.
@@ -479,7 +473,7 @@ async def join_table(
         my_board = read_board_spec(board) if board is not None else None
     except BoardMismatch as exc:
         raise LobbyError(exc.reason) from None
-    conn = await _reach(listener, host, port, join_code,
+    conn = await reach(listener, host, port, join_code,
                         DIAL_TIMEOUT if dial_timeout is None else dial_timeout)
     try:
         if expected_fingerprint is not None and conn.remote_fingerprint != expected_fingerprint:
@@ -494,64 +488,6 @@ async def join_table(
         raise LobbyError("timed out waiting for the host") from None
     finally:
         await conn.aclose()
-
-
-def _os_reason(exc: OSError) -> str:
-    """A socket error in words: never empty (a bare ``TimeoutError`` prints as nothing)."""
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, ConnectionResetError):
-        return "the connection was reset"
-    text = exc.strerror or str(exc)
-    return text or type(exc).__name__
-
-
-async def _reach(listener: Listener, host: str, port: int, join_code: str | None,
-                 budget: float) -> Connection:
-    """Dial the table's lobby, dialling again (pausing 0.5, 1, 2, 4, 4… s) until
-    ``budget`` seconds are spent while the failure may pass: refused, reset, or closed
-    before the handshake ended — a lossy link that lost the first packets, or a host
-    restarting or busy.  Fails at once, with the reason, when the address answered with
-    something that is not silkroad, the table refused us (wrong code, full, another
-    protocol version), or the name does not resolve: asking again would get the same."""
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    deadline = start + budget
-    delay = REDIAL_FIRST
-    attempts = 0
-    while True:
-        attempts += 1
-        verb = "join"  # it answered; "reach": it did not
-        try:
-            return await dial(host, port, listener.identity, LOBBY,
-                              incarnation=listener.incarnation, join_code=join_code,
-                              timeout=max(deadline - loop.time(), 0.1),
-                              version=listener.version)
-        except NotSilkroad as exc:
-            raise LobbyError(f"{host}:{port} answered, but it is not a silkroad table: "
-                             f"{exc.reason} (check the host and port the host printed)"
-                             ) from None
-        except HandshakeError as exc:
-            if not exc.transient:
-                raise LobbyError(f"could not join {host}:{port}: {exc.reason}") from None
-            reason = exc.reason
-        except P2PError as exc:  # dial raises only handshake errors; any other is final
-            raise LobbyError(f"could not join {host}:{port}: {exc.reason}") from None
-        except socket.gaierror as exc:
-            raise LobbyError(f"could not reach {host}:{port}: unknown host "
-                             f"({exc.strerror or type(exc).__name__})") from None
-        except TimeoutError as exc:  # the attempt had all the time left
-            reason, verb = str(exc) or f"timed out after {budget:g} s", "reach"
-            break
-        except OSError as exc:
-            reason, verb = _os_reason(exc), "reach"
-        if loop.time() + delay >= deadline:
-            break
-        log.info("dialling %s:%d again in %.1f s: %s", host, port, delay, reason)
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, REDIAL_MAX)
-    tries = f" ({attempts} attempts in {loop.time() - start:.0f} s)" if attempts > 1 else ""
-    raise LobbyError(f"could not {verb} {host}:{port}: {reason}{tries}")
 
 
 async def join_discovered(listener: Listener, table: TableInfo, **kwargs: Any) -> GameSetup:
