@@ -22,7 +22,7 @@ import pytest
 from p2p_testutil import LOOPBACK, run
 from test_p2p_handshake import RawDialer
 
-import p2p.lobby as lobby_mod
+import p2p.lobby_dial as lobby_mod
 from p2p.connection import Connection, Listener, dial
 from p2p.errors import HandshakeError, LobbyError, NotSilkroad
 from p2p.framing import frame, pack
