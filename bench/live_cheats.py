@@ -26,7 +26,7 @@ import asyncio
 import dataclasses
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from crypto import group
 from crypto.protocols.base import Step
@@ -693,9 +693,9 @@ def _two_shuffles(cls: type[Any], alternates: dict[tuple[int, str], Any],
             first = super().make_shuffle(st)
             if alternates or done():  # one equivocation (a shuffle with a proof is costly)
                 return first
-            witness: Any = getattr(self, "witness")  # noqa: B009 (set by the chain)
+            witness = cast(ShuffleChain, self).witness
             alternates[(self.index, st.name)] = super().make_shuffle(st)
-            setattr(self, "witness", witness)  # noqa: B010
+            cast(ShuffleChain, self).witness = witness
             return first
 
     TwoShuffles.__name__ = cls.__name__

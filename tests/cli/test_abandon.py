@@ -147,7 +147,7 @@ def test_a_player_thinking_is_named_without_an_offer_to_abandon(
     assert not stalled and overlay == "None"
 
 
-def test_a_reconnect_restarts_the_wait() -> None:
+def test_a_reconnect_restarts_the_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     """After "Bob reconnected." the wait counts from the reconnect, not from the drop."""
 
     async def go() -> tuple[Any, bool]:
@@ -156,7 +156,7 @@ def test_a_reconnect_restarts_the_wait() -> None:
         session._links = {1: True, 2: False}
         session._stall = (("the action of seat 2", (2,)), loop.time() - 100)
         offered_while_down = session.stalled_on() is not None
-        session.handle.links = lambda: {1: True, 2: True}  # type: ignore[method-assign]
+        monkeypatch.setattr(session.handle, "links", lambda: {1: True, 2: True})
         session._watch_links()
         return session._stall, offered_while_down
 
