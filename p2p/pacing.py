@@ -9,6 +9,7 @@ from engine.driver import Agent
 from engine.view import PlayerView
 
 from .table import HumanDecider
+from .table.deciders import think_aside
 
 
 def paced(agent: Agent, delay: float) -> HumanDecider:
@@ -17,9 +18,10 @@ def paced(agent: Agent, delay: float) -> HumanDecider:
     Peers may share an event loop (the player's peer and the table screen, or every peer
     with ``silkroad play --one-process``), so the pause must be an ``await``: a sleep inside
     ``Agent.choose`` would freeze everyone.  :class:`p2p.table.Table` awaits its
-    ``human`` decider, so the paced bot is installed there."""
+    ``human`` decider, so the paced bot is installed there; it thinks in a worker thread
+    (:func:`p2p.table.deciders.think_aside`)."""
     async def decide(view: PlayerView, legal: list[Action]) -> Action:
         await asyncio.sleep(delay)
-        return agent.choose(view, legal)
+        return await think_aside(agent, view, legal)
 
     return decide

@@ -13,7 +13,9 @@ Every peer runs this same loop.  The engine state decides what happens next:
 * the Grand Vizier — one ``sealed`` op carries everybody's simultaneous choice.
 
 The parts: :mod:`.inbox` (arriving envelopes), :mod:`.outbox` (our envelopes, write-ahead),
-:mod:`.acks` (the state-hash chain and disputes), :mod:`.aborts` (accusations),
+:mod:`.acks` (the state-hash chain and disputes), :mod:`.accuser` (what our checks catch,
+accused only when the evidence holds), :mod:`.aborts` (others' accusations and stops),
+:mod:`.deciders` (bots think in a worker thread),
 :mod:`.resume` (snapshots), :mod:`.waiting` (the one sleeper), :mod:`.wire` (kinds and
 shapes).  This module ties them together: the main loop, decisions and crypto ops.
 
@@ -39,7 +41,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from crypto.errors import CheatDetected, MalformedInput, ProtocolStateError
 from crypto.session import TokenSession
-from crypto.transcript import Envelope, Equivocation, Signer, TranscriptLog
+from crypto.transcript import Envelope, Signer, TranscriptLog
 from engine.actions import RESOLVER, Action, VizierChoice, decode, encode
 from engine.game import new_game, scores, winners
 from engine.rules import actors, apply, is_simultaneous, legal_actions
@@ -65,9 +67,11 @@ from ..wire import (
 )
 from ..zones import COLOUR_OF, ZoneMap
 from .aborts import Aborts
-from .acks import DISPUTE_WAIT, AckBook
+from .accuser import Accuser
+from .acks import AckBook
 from .closes import Closes
 from .context import TableContext
+from .deciders import thinking_aside
 from .inbox import Inbox
 from .outbox import Outbox
 from .outcome import Refusal, TableResult, TableStopped
@@ -106,6 +110,10 @@ class Table:
         self.store = store
         self.agent = agent
         self.human = human
+        #: one awaitable decider for our seat: the person (or a paced bot), else the bot
+        #: thinking in a worker thread (:mod:`.deciders`)
+        self.decider = human if human is not None else (
+            thinking_aside(agent) if agent is not None else None)
         self.on_step = on_step
         self.keys = setup.public_keys()
         self.waiter = Waiter(self.me, stall_timeout, abandon_timeout,
@@ -123,8 +131,9 @@ class Table:
         self.cursor = 0
         self.resolver = NetResolver(self, deal_mode(setup.shuffle_mode, PROTOCOL_VERSION))
         self.outbox = Outbox(self.ctx, self.signer, self._dispatch)
-        self.inbox = Inbox(self.ctx, self._dispatch, self._on_equivocation,
-                           lambda env, rule, detail: self._violation(env, rule, detail))
+        self.inbox = Inbox(self.ctx, self._dispatch,
+                           lambda eq: self.accuser.equivocation(eq),
+                           lambda env, rule, detail: self.accuser.violation(env, rule, detail))
         self.acks = AckBook(self.ctx, self.state.hash(), lambda k, b: self.emit(k, b),
                             lambda: self.step, lambda: self.state.encode())
         judge = LiveJudge(setup, self.config)
@@ -132,13 +141,10 @@ class Table:
         self.aborts = Aborts(self.ctx, lambda k, b: self.emit(k, b), self.inbox.accept,
                              self._sync_all, judge.accusation)
         self.aborts.disputed = lambda: self.acks.disputed
+        self.accuser = Accuser(self.ctx, self.waiter, self.aborts, self.acks,
+                               lambda: self.session, self._sync_all)
         self._applied_in_place = False  # _player_step applied the action already
-        #: accusations that depend on the state, waiting for every peer to agree on it:
-        #: (round, envelope, rule, detail)
-        self._suspects: list[tuple[int, Envelope, str, str]] = []
-        self.acks.on_confirmed = self._accuse_confirmed
-        self.closes = Closes(self.ctx, lambda k, b: self.emit(k, b),
-                             lambda env, rule, detail: self._violation(env, rule, detail))
+        self.closes = Closes(self.ctx, lambda k, b: self.emit(k, b), self.accuser.violation)
         self._actions: dict[int, list[Envelope]] = {}
         self._my_actions: set[int] = set()
         self._hash_now = self.state.hash()
@@ -350,9 +356,9 @@ class Table:
             self._applied.append(encode(a))
             self.applied_at.append(time.monotonic())
             for env in self._actions.pop(self.step, []):
-                raise await self._accuse(self.step, env, "superseded-action",
-                                         f"seat {env.sender} signed a second action for step "
-                                         f"{self.step}")
+                raise await self.accuser.accuse(
+                    self.step, env, "superseded-action",
+                    f"seat {env.sender} signed a second action for step {self.step}")
             self.step += 1
             if self.cursor != c0:  # only crypto ops move goods between zones
                 self.zones.check(self.state, [[s.public for s in self.session.ledger.hands[p]]
@@ -380,8 +386,6 @@ class Table:
         await self.closes.close(self.step, self.acks.chain_at[self.step])
         self.done = True
 
-
-
     # ================================================================ decisions
     async def decide(self) -> Action:
         """Ask our bot or human for one of ``legal`` (think time is kept out of latencies)."""
@@ -394,12 +398,9 @@ class Table:
 
     async def _decide(self, view: PlayerView, legal: list[Action]) -> Action:
         while True:
-            if self.human is not None:
-                a = await self.human(view, legal)
-            elif self.agent is not None:
-                a = self.agent.choose(view, legal)
-            else:
+            if self.decider is None:
                 raise TableStopped(self.me, "no-agent", "nobody decides for our seat")
+            a = await self.decider(view, legal)
             if a in legal:
                 return a
             log.warning("seat %d: decision %r is not legal; asking again", self.me, a)
@@ -420,9 +421,9 @@ class Table:
                                lambda: [actor])
         env = queue.pop(0)
         if env.sender != actor:
-            raise await self._accuse(step, env, "out-of-turn",
-                                     f"seat {env.sender} signed an action for step {step}, "
-                                     f"where seat {actor} is to act")
+            raise await self.accuser.accuse(
+                step, env, "out-of-turn", f"seat {env.sender} signed an action for step "
+                f"{step}, where seat {actor} is to act")
         if len(env.body) == 3 and env.body[2] != self._hash_now and step > 0:
             # the actor saw another state: we ack this round, so every peer does
             # (closure, p2p.ack_chain); acks that differ go to the judge (raises); if
@@ -435,9 +436,9 @@ class Table:
         try:
             a, self._applied_in_place = check_move(self.state, env.body[1], in_place=True)
         except ActionRefused as exc:
-            raise await self._accuse(step, env, "illegal-action",
-                                     f"seat {actor} signed an illegal action for step "
-                                     f"{step}: {exc}") from exc
+            raise await self.accuser.accuse(
+                step, env, "illegal-action",
+                f"seat {actor} signed an illegal action for step {step}: {exc}") from exc
         await self.resolver.check(self.state, self.zones, actor, a)
         return a
 
@@ -466,7 +467,7 @@ class Table:
             try:
                 out = start()
             except CheatDetected as exc:
-                self._crypto_cheat(exc, None)
+                self.accuser.crypto_cheat(exc, None)
                 await self.waiter.wait(lambda: False, "the verdict on a crypto check",
                                        lambda: [])
                 raise self._crypto_failure(exc) from exc  # not reached: the wait raises
@@ -495,11 +496,6 @@ class Table:
         return TableStopped(None, "crypto", str(exc))
 
     # ================================================================ receiving
-    def _on_equivocation(self, eq: Equivocation) -> None:
-        """Only we saw both envelopes: the others get the transferable proof."""
-        self.aborts.send(eq, None, evidence=eq.proof.encode())
-        self.stop(eq.culprit, eq.rule, eq.detail)
-
     def _on_stall(self) -> None:
         """A wait that lasts: fetch what we may lack, and acknowledge the round we stand
         in.  By closure every peer acknowledges it too, so if the table stalls because the
@@ -516,87 +512,6 @@ class Table:
             if seat != self.me:
                 self.inbox.request_sync(seat)
 
-    def _culprit_evidence(self, exc: CheatDetected, env: Envelope | None
-                          ) -> tuple[Envelope | None, list[bytes]]:
-        """What an abort notice for ``exc`` points at and carries: the culprit's own
-        offending envelopes — ``env`` if it is the culprit's, else the culprit's messages of
-        the op that failed (a deferred check fails while another seat's message completes
-        the batch: that message proves nothing against the culprit)."""
-        c = exc.culprit
-        if env is not None and env.sender == c:
-            return env, [env.wire]
-        ses = self.session
-        idx = ses.current.index if ses.current is not None else ses.next_index - 1
-        mine = [] if c is None else [
-            e for e in self.log.by_sender.get(c, []) if e.kind == CRYPTO_KIND
-            and isinstance(e.body, list) and e.body and e.body[0] == idx]
-        if not mine:
-            return env, [] if env is None else [env.wire]
-        return mine[-1], [mine[-1].wire]  # its latest message of the op: the one checked
-
-    def _crypto_cheat(self, exc: CheatDetected, env: Envelope | None) -> None:
-        """Our crypto session caught ``exc``: accuse its culprit — after exposing any
-        equivocation it may stem from.  A crypto message does not name the messages it
-        builds on, so a seat that showed two valid versions of its shuffle to two groups
-        of peers makes the next seat's honest message fail for one group.  We first relay
-        what we took in since the last agreed round (:meth:`AckBook.relay_unagreed`): where
-        two versions meet, that peer's equivocation proof names the real culprit.  Only
-        after :data:`p2p.table.acks.DISPUTE_WAIT` without one do we send our accusation
-        and stop on it (while replaying our own past, at once: nothing is sent then)."""
-        where = self._culprit_evidence(exc, env)
-        if self.ctx.replaying or exc.rule in ("malformed", "flooding"):
-            self.aborts.send(exc, *where)
-            self.stop(exc.culprit, exc.rule, exc.detail)
-            return
-        self.acks.relay_unagreed()
-        self._sync_all()
-
-        async def accuse_later() -> None:
-            await asyncio.sleep(DISPUTE_WAIT)
-            if self.waiter.failure is None:
-                self.aborts.send(exc, *where)
-                self.stop(exc.culprit, exc.rule, exc.detail)
-
-        self.aborts.tasks.append(asyncio.get_running_loop().create_task(accuse_later()))
-
-    def _suspect(self, rnd: int, env: Envelope, rule: str, detail: str) -> None:
-        """``env`` breaks the rules *in the state at round* ``rnd`` — who may act, what is
-        legal.  If a seat showed different moves to different peers, our state may be the
-        one that parted ways, and the sender honest; so the accusation waits until every
-        peer has acknowledged that state (we ack it now; by closure so does everybody).
-        If the acks disagree, the dispute exposes the equivocation instead."""
-        if rnd <= self.acks.confirmed:
-            self._violation(env, rule, detail)
-            return
-        self._suspects.append((rnd, env, rule, detail))
-        if rnd in self.acks.chain_at:
-            self.acks.send(rnd)
-
-    def _accuse_confirmed(self) -> None:
-        """Fire the first accusation whose state every peer has now acknowledged."""
-        for rnd, env, rule, detail in self._suspects:
-            if rnd <= self.acks.confirmed:
-                self._suspects.clear()
-                self._violation(env, rule, detail)
-                return
-
-    async def _accuse(self, rnd: int, env: Envelope, rule: str, detail: str) -> TableStopped:
-        """:meth:`_suspect`, then wait for the verdict (ours, or the dispute's); returns
-        the reason the table stopped, to raise."""
-        self._suspect(rnd, env, rule, detail)
-        await self.acks.confirm(rnd)
-        self._accuse_confirmed()
-        failure = self.waiter.failure
-        assert failure is not None  # the accusation fired once its round was confirmed
-        return failure
-
-    def _violation(self, env: Envelope, rule: str, detail: str) -> TableStopped:
-        """``env`` is its signer's violation: stop naming it, and tell the others in an abort
-        notice that carries the envelope, so that a peer that never received it (it may
-        have been shown to us alone) judges it for itself.  Returns the reason, to raise."""
-        self.aborts.send(CheatDetected(env.sender, rule, detail), env, evidence=[env.wire])
-        return self.stop(env.sender, rule, detail)
-
     def _dispatch(self, env: Envelope) -> bool:
         """Handle one verified envelope (ours or a peer's); True if it is an action for the
         current step (the main loop should run now).  Whatever a seat signs that the table
@@ -609,10 +524,10 @@ class Table:
             try:
                 out = self.session.receive(who, body)
             except CheatDetected as exc:
-                self._crypto_cheat(exc, env)
+                self.accuser.crypto_cheat(exc, env)
                 return False
             except MalformedInput as exc:
-                self._violation(env, "malformed", f"crypto message: {exc}")
+                self.accuser.violation(env, "malformed", f"crypto message: {exc}")
                 return False
             except ProtocolStateError as exc:
                 self.refuse(who, f"crypto message refused: {exc}")
@@ -622,50 +537,53 @@ class Table:
             return self._queue_action(env)
         elif kind == ACK_KIND:
             if not ack_body_ok(body, self.n):
-                self._violation(env, "malformed-ack", f"seat {who} signed a malformed ack")
+                self.accuser.violation(env, "malformed-ack",
+                                       f"seat {who} signed a malformed ack")
             elif not self.acks.take(who, body[0], env):
-                self._violation(env, "second-ack", f"seat {who} signed a second ack for "
-                                                   f"round {body[0]} or one far ahead")
+                self.accuser.violation(env, "second-ack", f"seat {who} signed a second ack "
+                                       f"for round {body[0]} or one far ahead")
         elif kind == CLOSE_KIND:
             if not ack_body_ok(body, self.n):
-                self._violation(env, "malformed-close", f"seat {who} signed a malformed close")
+                self.accuser.violation(env, "malformed-close",
+                                       f"seat {who} signed a malformed close")
             else:
                 self.closes.received(env)
         elif kind == ABORT_KIND:
             if not abort_body_ok(body):
-                self._violation(env, "malformed-abort", f"seat {who} signed a malformed "
-                                                        "abort notice")
+                self.accuser.violation(env, "malformed-abort",
+                                       f"seat {who} signed a malformed abort notice")
             elif who != self.me and not self.ctx.replaying:
                 self.aborts.received(env)
         elif kind == STOP_KIND:
             if not stop_body_ok(body):
-                self._violation(env, "malformed-stop", f"seat {who} signed a malformed "
-                                                       "stop notice")
+                self.accuser.violation(env, "malformed-stop",
+                                       f"seat {who} signed a malformed stop notice")
             elif who != self.me and not self.ctx.replaying:
                 # honoured once our pending checks ran (a cheat already sent is named), and
                 # never over an accusation's or a dispute's verdict (p2p.table.aborts)
                 self.aborts.stop_received(env)
         else:
-            self._violation(env, "unknown-kind", f"seat {who} signed an envelope of unknown "
-                                                 f"kind {str(kind)[:32]!r}")
+            self.accuser.violation(env, "unknown-kind", f"seat {who} signed an envelope of "
+                                   f"unknown kind {str(kind)[:32]!r}")
         return False
 
     def _queue_action(self, env: Envelope) -> bool:
         body = env.body
         who = env.sender
         if not action_body_ok(body):
-            self._violation(env, "malformed-action", f"seat {who} signed a malformed action")
+            self.accuser.violation(env, "malformed-action",
+                                   f"seat {who} signed a malformed action")
             return False
         step = body[0]
         if step < self.step:
             if not self.ctx.replaying:
-                self._suspect(step, env, "stale-action", f"seat {who} signed an action for "
-                                                         f"step {step}, already decided")
+                self.accuser.suspect(step, env, "stale-action", f"seat {who} signed an action "
+                                     f"for step {step}, already decided")
             return False
         pending = sum(1 for q in self._actions.values() for e in q if e.sender == who)
         if pending >= MAX_QUEUED_ACTIONS:
-            self._violation(env, "too-many-actions", f"seat {who} signed actions for "
-                                                     f"{pending} future steps")
+            self.accuser.violation(env, "too-many-actions", f"seat {who} signed actions for "
+                                   f"{pending} future steps")
             return False
         self._actions.setdefault(step, []).append(env)
         if who == self.me:
