@@ -24,7 +24,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _networked_json(out: dict, transcript: Path, players: int) -> None:
-    """What ``silkroad play --headless --json`` promises a script (issue: p2p commands)."""
+    """What ``silkroad play --headless --json`` promises a script."""
     assert out["players"] == players and out["transcript"] == str(transcript)
     assert out["verdict"] == "fair" and out["audit"]["fair"] and out["wall_time_s"] > 0
     assert set(out["winners"]) <= set(out["names"]) and len(out["scores"]) == players

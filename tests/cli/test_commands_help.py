@@ -1,4 +1,4 @@
-"""Issue 10, items 9 and 10: help texts and examples that work as written, and ``./dev``
+"""Help texts and examples that work as written, and ``./dev``
 running any silkroad command from the clone (the command is not on the PATH there)."""
 
 from __future__ import annotations

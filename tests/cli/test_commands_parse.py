@@ -52,7 +52,7 @@ def test_every_canonical_command_round_trips(players: int, seed: int) -> None:
         parser = CommandParser(view, legal_actions(s, p, hand), NAMES[:players])
         legal = legal_actions(s, p, hand)
         # every legal action once, in the engine's order, except that declining (it gives
-        # nothing) comes last (issue 10: a slip of key 1 must not throw a tile away)
+        # nothing) comes last (a slip of key 1 must not throw a tile away)
         assert [c.action for c in parser.choices] == sorted(
             legal, key=lambda a: isinstance(a, Decline))
         commands = [c.command for c in parser.choices]

@@ -115,7 +115,7 @@ def test_audit_exit_codes(net_game: tuple[NetSession, TableApp, list[str], Path]
     assert at > 0
     data[at + len(last) - 5] ^= 1  # one bit of the last envelope's signature
     bad.write_bytes(bytes(data))
-    # a damaged file proves no finished game but names no one (issue 9): exit 3, "not
+    # a damaged file proves no finished game but names no one: exit 3, "not
     # certified"; 1 is kept for a seat named on evidence it signed
     assert main(["audit", str(bad)]) == 3
     out = capsys.readouterr().out

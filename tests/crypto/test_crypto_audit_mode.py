@@ -1,4 +1,4 @@
-"""Audit mode is not private (issue 9 §3): the last shuffler can output fresh encryptions of
+"""Audit mode is not private: the last shuffler can output fresh encryptions of
 a layout it chose and so know every hand, unseen until the audit. ``"audit-last-tw"`` (audit
 mode with the last shuffle TW-proven) names that shuffler live."""
 

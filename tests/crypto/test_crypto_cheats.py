@@ -235,7 +235,7 @@ def test_taking_a_non_matching_token_is_named_live() -> None:
     _caught(e, 0, "withdraw-not-matching")
 
 
-# --- degenerate blinding (issue 9 §2) ---------------------------------------------------------
+# --- degenerate blinding -----------------------------------------------------------------------
 
 def _deliver_collecting(bus: Any, start: Any) -> dict[int, CheatDetected]:
     """Like ``LocalBus.run`` but every party keeps going until it names someone: the verdict

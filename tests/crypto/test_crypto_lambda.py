@@ -1,4 +1,4 @@
-"""λ, the cut-and-choose parameter (issue 9 §3): validated wherever it enters, and no
+"""λ, the cut-and-choose parameter: validated wherever it enters, and no
 cut-and-choose proof below MIN_LAMBDA outside tests (its Fiat–Shamir challenge can be ground).
 These tests run with the production floor (``production_lambda_floor``) unless they say."""
 

@@ -1,4 +1,4 @@
-"""Proof checks spread over worker processes (crypto.parallel, issue 9 §6): the verdict is
+"""Proof checks spread over worker processes (crypto.parallel): the verdict is
 the same with 1 or N processes — the first failing check in transcript order — and the
 observer keeps the checks that look redundant but are not (docs/security.md, "Audit
 speed")."""

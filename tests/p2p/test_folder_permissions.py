@@ -1,4 +1,4 @@
-"""A seat's game folder is private: ``0700``, every file ``0600`` (issue 9 §4).
+"""A seat's game folder is private: ``0700``, every file ``0600``.
 
 ``secrets.bin`` holds the identity seed, the ElGamal key and the hand; it used to be made
 ``0644`` in ``0755`` folders, so any local user could read a player's hand mid-game.  Now

@@ -1,4 +1,4 @@
-"""Join-code guessing is slowed per address, then shut out (issue 9 §4).
+"""Join-code guessing is slowed per address, then shut out.
 
 Each failed PAKE used to cost a guesser one connection and nothing more: hundreds of
 guesses a second.  Now every guess from an address waits a growing delay after the last

@@ -1,4 +1,4 @@
-"""Idle and unauthenticated connections cannot lock honest players out (issue 9 §4).
+"""Idle and unauthenticated connections cannot lock honest players out.
 
 About 80 idle connections kept open made 15 of 18 honest joins fail and slowed a resume
 from 19 s to 79 s.  Now a handshake has deadlines, strangers are limited per address and

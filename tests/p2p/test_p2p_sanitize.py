@@ -1,4 +1,4 @@
-"""Strings from the network are cleaned where they enter (issue 9 §4).
+"""Strings from the network are cleaned where they enter.
 
 A table advertised with terminal escape sequences in its name retitled and cleared the
 terminal of ``silkroad tables``.  :func:`p2p.sanitize.clean` is applied at the boundary

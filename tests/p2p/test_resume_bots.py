@@ -125,7 +125,7 @@ def test_quitting_says_how_to_resume(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(150)
 def test_a_resumed_screen_retells_the_game_so_far(tmp_path: Path) -> None:
-    """Issue 10 item 13: after a resume the log is not empty — the moves before the player
+    """After a resume the log is not empty — the moves before the player
     left are told again from the game's record, then where the player rejoined."""
     from engine.bots import make_bot
     from p2p.front_door import resume_seat
