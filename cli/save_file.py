@@ -43,6 +43,9 @@ class GameHeader:
     kinds: list[str]
     seat: int | None
     created: str
+    #: the Grand Vizier's marker (engine ``Config.vizier_marker``): records written before
+    #: the rule existed have no such key and replay without it
+    vizier_marker: bool = True
 
     def to_map(self) -> dict[str, Any]:
         return {
@@ -56,6 +59,7 @@ class GameHeader:
             "kinds": self.kinds,
             "seat": self.seat,
             "created": self.created,
+            "vizier_marker": self.vizier_marker,
         }
 
     @classmethod
@@ -76,6 +80,7 @@ class GameHeader:
                 kinds=[str(k) for k in m["kinds"]],
                 seat=None if m.get("seat") is None else int(m["seat"]),
                 created=str(m.get("created", "")),
+                vizier_marker=m.get("vizier_marker", False) is True,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise SaveFileError(f"game record header is damaged ({exc})") from None
@@ -157,7 +162,8 @@ def load_game(path: str | Path) -> SavedGame:
         except DecodeError as exc:
             raise SaveFileError(f"action {i} in {path} is damaged: {exc}") from None
     try:
-        config = make_config(header.players, header.reverse, board_for(header))
+        config = make_config(header.players, header.reverse, board_for(header))._replace(
+            vizier_marker=header.vizier_marker)
     except ValueError as exc:
         raise SaveFileError(str(exc)) from None
     return SavedGame(header, config, actions, truncated)

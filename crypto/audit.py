@@ -11,7 +11,8 @@ Steps, in transcript order:
    live checks of the protocols (Schnorr, DLEQ, shuffle proofs, commitments, counts);
 3. when an op completes: audit-mode shuffle witnesses are checked, every ciphertext in the
    ledger is decrypted with ``x = Σ x_j``, conservation is checked (the multiset of labels
-   over bag + hands equals the dealt deck) and withdraw claims are compared with the bag;
+   over bag + hands + tokens set aside equals the dealt deck) and withdraw claims are
+   compared with the bag;
 4. the ``hook`` receives every non-crypto envelope (:class:`EnvelopeEvent`, e.g. game
    actions for p2p's engine replay) and every completed op (:class:`OpEvent`, with the
    decrypted zones) in order; it may raise :class:`CheatDetected` to report a violation.
@@ -259,8 +260,8 @@ class Auditor:
     def _zones(self, session: TokenSession) -> dict[int, list[str | None]]:
         led = session.ledger
         if self._x is None:
-            return {z: [s.public for s in led.zone(z)] for z in range(-1, self.n)}
-        return {z: [self._label(session, s.ct) for s in led.zone(z)] for z in range(-1, self.n)}
+            return {z: [s.public for s in led.zone(z)] for z in led.zone_ids()}
+        return {z: [self._label(session, s.ct) for s in led.zone(z)] for z in led.zone_ids()}
 
     # --- per-op checks ----------------------------------------------------------------------
     def _fail(self, party: int | None, rule: str, detail: str) -> CheatDetected:

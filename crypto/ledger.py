@@ -1,11 +1,13 @@
-"""Public zones of ciphertexts: the bag and one ordered hand per party.
+"""Public zones of ciphertexts: the bag, one ordered hand per party, and the tokens set aside.
 
 Every peer holds an identical ledger (it is derived only from signed messages), so the
 network layer can keep its engine handles in the same order as these lists. Each slot also
 carries the label if it is *publicly* known (opened, withdrawn by label, sealed-revealed),
 else ``None``. Private knowledge (labels of *my* hidden tokens) lives in the session.
 
-Zone ids: ``BAG = -1``; hand of party ``p`` is zone ``p``.
+Zone ids: ``BAG = -1``; hand of party ``p`` is zone ``p``; ``ASIDE = -2``: tokens that left
+play for good (the ``aside`` op; Silk Road's Grand Vizier markers), publicly labelled, in
+no hand and never withdrawn again, still counted by the audit's conservation check.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from .elgamal import Ciphertext
 from .errors import MalformedInput
 
 BAG = -1
+ASIDE = -2
 
 
 @dataclass
@@ -38,11 +41,12 @@ class Slot:
 
 @dataclass
 class Ledger:
-    """The bag and the hands, as ordered lists of :class:`Slot`."""
+    """The bag, the hands and the tokens set aside, as ordered lists of :class:`Slot`."""
 
     n: int
     bag: list[Slot] = field(default_factory=list)
     hands: list[list[Slot]] = field(default_factory=list)
+    aside: list[Slot] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.hands:
@@ -50,9 +54,15 @@ class Ledger:
 
     def zone(self, z: int) -> list[Slot]:
         """The list backing zone ``z`` (validated)."""
-        if isinstance(z, bool) or not isinstance(z, int) or not -1 <= z < self.n:
+        if isinstance(z, bool) or not isinstance(z, int) or not ASIDE <= z < self.n:
             raise MalformedInput(f"unknown zone {z!r}")
+        if z == ASIDE:
+            return self.aside
         return self.bag if z == BAG else self.hands[z]
+
+    def zone_ids(self) -> list[int]:
+        """Every zone: the bag, the hands, then the tokens set aside."""
+        return [BAG, *range(self.n), ASIDE]
 
     def check_positions(self, z: int, positions: Sequence[int], distinct: bool = True) -> None:
         """Raise :class:`MalformedInput` unless every position exists in zone ``z``."""

@@ -10,6 +10,7 @@ Typical use by the network layer (identically, in the same order, on every peer)
     … s.withdraw(taker, [("silk", 1), ("spice", 1)], all_or_nothing=True)
     … s.open(zone, positions), s.return_to_bag(party, positions), s.steal(thief, victim),
     … s.sealed_reveal(label, my_positions), s.transfer(src, dst, positions),
+    … s.set_aside(party, positions),
     … s.coin_flip(purpose), s.reshuffle_bag(verified), s.reveal_secrets()
 
 Only one op runs at a time; starting another before it is done raises
@@ -29,7 +30,7 @@ from .ledger import Ledger
 from .protocols.base import Body, Context, Op
 from .protocols.deal import Deal, ReshuffleBag
 from .protocols.keys import KeySetup
-from .protocols.moves import Return, Transfer
+from .protocols.moves import Return, SetAside, Transfer
 from .protocols.open import Open
 from .protocols.sealed import SealedReveal
 from .protocols.secrets_op import RevealSecrets
@@ -48,7 +49,7 @@ from .shuffle import (
 OPS: dict[str, type[Op]] = {
     cls.name: cls
     for cls in (KeySetup, Deal, ReshuffleBag, Open, Withdraw, Steal, SealedReveal, Return,
-                Transfer, CoinFlip, RevealSecrets)
+                Transfer, SetAside, CoinFlip, RevealSecrets)
 }
 MAX_STEPS_PER_SENDER = 3
 """Most messages one party sends in one op: the sealed reveal's ``commit``, ``reveal`` and
@@ -61,15 +62,16 @@ MAX_BUFFERED_PER_SENDER = MAX_STEPS_PER_SENDER * MAX_OPS_AHEAD
 """Bodies of *future* ops held for one sender; one more is that sender's fault (``flooding``).
 
 Why an honest party never reaches it: a party sends a body of op ``j`` only once it has
-completed every op before ``j``, and every op but ``return`` and ``transfer`` awaits a
-message from every party (the withdraw's taker sends the choice, the steal's thief the
-pick). So an honest sender can be ahead of us by the op we are in, plus one op that awaits
-*our* message (we have not started it, so it cannot complete), plus the ``return`` /
-``transfer`` announcements between them that need nothing from us: a few ops (Silk Road's
-script, p2p/resolution.py, follows an ``open`` with at most one ``return``), a handful of
-bodies. ``MAX_OPS_AHEAD`` allows 32 ops of ``MAX_STEPS_PER_SENDER`` bodies each. The bound
-is per sender, so one seat flooding us with validly signed bodies for an op that never runs
-fills only its own share and is named, while every honest seat's next body is still taken."""
+completed every op before ``j``, and every op but ``return``, ``transfer`` and ``aside``
+awaits a message from every party (the withdraw's taker sends the choice, the steal's thief
+the pick). So an honest sender can be ahead of us by the op we are in, plus one op that
+awaits *our* message (we have not started it, so it cannot complete), plus the ``return`` /
+``transfer`` / ``aside`` announcements between them that need nothing from us: a few ops
+(Silk Road's script, p2p/resolution.py, follows an ``open`` with at most one ``return`` and
+a ``withdraw`` with at most one ``aside``), a handful of bodies. ``MAX_OPS_AHEAD`` allows
+32 ops of ``MAX_STEPS_PER_SENDER`` bodies each. The bound is per sender, so one seat
+flooding us with validly signed bodies for an op that never runs fills only its own share
+and is named, while every honest seat's next body is still taken."""
 
 
 class CompletedOp(Protocol):
@@ -262,6 +264,10 @@ class TokenSession:
     def transfer(self, src: int, dst: int, positions: list[int]) -> list[Body]:
         """Move positions of ``src``'s hand to the end of ``dst``'s hand."""
         return self._start("transfer", [src, dst, list(positions)])
+
+    def set_aside(self, party: int, positions: list[int]) -> list[Body]:
+        """Set publicly labelled positions of ``party``'s hand aside, out of play for good."""
+        return self._start("aside", [party, list(positions)])
 
     def coin_flip(self, purpose: str) -> list[Body]:
         """Joint coin; result ``{"coin": 64 bytes}``."""

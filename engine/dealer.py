@@ -88,6 +88,8 @@ class LocalDealer:
                 )
 
     def _withdraw(self, s: GameState) -> Withdrawn:
+        """Goods of the requested colours from the bag: for a purchase, a trade, an
+        exchange, or the Grand Vizier's marker (one good that then goes to nobody)."""
         assert s.pending is not None
         _, request, partial = s.pending
         picked: list[int] = []

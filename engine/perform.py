@@ -1,6 +1,6 @@
 """Performing a tile (Seller, Buyer, Trader, Exchange, Thief, Grand Vizier, a Crook's
 change) and the hidden-goods resolutions that complete it (goods withdrawn from the bag,
-a theft, the final reveal).
+the Grand Vizier's marker, a theft, the final reveal).
 
 Each handler validates before it changes anything (see :func:`engine.rules.apply`);
 :data:`HANDLERS` maps (phase, action type) to them.  A finished tile hands the market
@@ -41,7 +41,7 @@ from engine.phase_rules import (
     crook_possible,
 )
 from engine.prices import buy_cost, sell_income
-from engine.state import BUY, EXCHANGE, TRADE, GameState
+from engine.state import BUY, EXCHANGE, MARKER, TRADE, GameState
 from engine.tiles import BUYER, SELLER, THIEF, TRADER, Tile
 from engine.tiles import EXCHANGE as EXCHANGE_TILE
 from engine.tiles import VIZIER as VIZIER_TILE
@@ -221,7 +221,25 @@ def _on_vizier_reveals(s: GameState, a: VizierReveals) -> None:
         for h in r:
             s.known[h] = c
     s.vizier_colour = -1
+    if s.config.vizier_marker and s.bag:
+        _marker_request(s, c)
+        return
     after_tile(s)
+
+
+def _marker_request(s: GameState, colour: int) -> None:
+    """The Grand Vizier's marker: ask the bag for one good of ``colour``, to set aside.
+
+    The rulebook sets the played Vizier aside "on a piece of the goods just chosen", so
+    that a good of that colour leaves play.  Decision (the rulebook does not say where it
+    comes from): it is drawn from the bag by colour, exactly as a purchase of one good is
+    (the same resolver request, so a networked table proves it the same way and nobody
+    learns more than a purchase shows: whether the bag held one), and it goes to nobody.
+    Decision: if the bag holds none of that colour, nothing is set aside and the colour is
+    still locked.  An empty bag is public: no request then.  A declined Vizier never gets
+    here, so it sets nothing aside."""
+    s.pending = (MARKER, (colour,), True)
+    s.phase = PH_WITHDRAW
 
 
 def vizier_payouts(counts: list[int]) -> list[int]:
@@ -253,6 +271,13 @@ def _on_withdrawn(s: GameState, a: Withdrawn) -> None:
             fail("bag.count", f"asked for {len(request)}, got more")
     elif len(got) not in (0, len(request)):
         fail("bag.all_or_nothing", "this exchange takes all the goods or none")
+    if purpose == MARKER:
+        # set aside for good: out of the bag, into no hand, its colour public
+        for h, c in zip(got, request, strict=False):
+            s.bag.remove(h)
+            s.set_aside.append(c)
+        after_tile(s)
+        return
     actor = s.actor
     if purpose == BUY:
         s.money[actor] -= buy_cost(len(got))

@@ -4,6 +4,8 @@ Mutable with ``__slots__`` because the simulator applies hundreds of thousands o
 actions a second; :meth:`GameState.copy` gives an independent snapshot. Goods are
 integer handles; ``known`` maps a *held* handle to its colour when the public has
 seen it (bought, revealed to a Vizier). Hidden colours live with the resolver.
+Goods in play are the bag and the hands; ``set_aside`` lists the colours of the goods
+Grand Viziers set aside for good (docs/rules.md, "The Grand Vizier's marker").
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ class Config(NamedTuple):
     #: that they replay (and audit) exactly as they were played.  Not in the state hash:
     #: the protocol version, which the game id binds, decides it.
     final_move: bool = True
+    #: a Grand Vizier, once revealed, sets one good of its colour aside for the rest of
+    #: the game, drawn from the bag like a purchase (docs/rules.md, "The Grand Vizier's
+    #: marker").  Networked games recorded before protocol version 5 set nothing aside:
+    #: their config says False.  Not in the state hash, for the same reason as
+    #: ``final_move``; the state shows it once a good is set aside.
+    vizier_marker: bool = True
 
     @property
     def reverse(self) -> bool:
@@ -72,8 +80,9 @@ def make_config(players: int, reverse: bool = False, board: Board | None = None)
     return Config(players, board)
 
 
-# Pending resolver request purposes.
-BUY, TRADE, EXCHANGE = 0, 1, 2
+# Pending resolver request purposes.  MARKER: the Grand Vizier's marker, one good of its
+# colour drawn from the bag as a purchase is, that goes to nobody (``set_aside``).
+BUY, TRADE, EXCHANGE, MARKER = 0, 1, 2, 3
 
 
 class GameState:
@@ -104,6 +113,7 @@ class GameState:
         "phase",
         "players",
         "printed",
+        "set_aside",
         "steal_victim",
         "takes_left",
         "tile",
@@ -149,6 +159,8 @@ class GameState:
         self.pending: tuple[int, tuple[int, ...], bool] | None = None
         self.vizier_colour = -1
         self.locked: list[int] = []
+        #: colours of the goods Grand Viziers set aside (out of play), in order
+        self.set_aside: list[int] = []
         self.steal_victim = -1
         self.final: tuple[tuple[int, ...], ...] | None = None
 
@@ -165,12 +177,16 @@ class GameState:
 
     # --- canonical form and hash -------------------------------------------------
     def canonical(self) -> list[Any]:
-        """All state as nested arrays of ints/bytes, in a fixed order (no maps, no floats)."""
+        """All state as nested arrays of ints/bytes, in a fixed order (no maps, no floats).
+
+        ``set_aside`` is appended only once a good was set aside: until then a game has
+        exactly the encoding (hence the hashes) it had before the Vizier's marker
+        existed, so games recorded then still replay hash for hash."""
         cfg = self.config
         t = self.tile
         tile = None if t is None else [t.id, t.back, t.kind, t.colour, list(t.give),
                                        list(t.receive), t.n]
-        return [
+        out: list[Any] = [
             1,  # state format version
             [cfg.players, int(cfg.reverse), cfg.board.digest, cfg.goods_each, cfg.start_money],
             int(self.phase),
@@ -206,6 +222,9 @@ class GameState:
             self.steal_victim,
             None if self.final is None else [list(f) for f in self.final],
         ]
+        if self.set_aside:
+            out.append(self.set_aside)
+        return out
 
     def encode(self) -> bytes:
         return msgpack.packb(self.canonical(), use_bin_type=True)

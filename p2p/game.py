@@ -40,13 +40,17 @@ SHUFFLE_MODES = ("verified", "audit")
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
 NONCE_LEN = 32
-AUDITABLE_VERSIONS = (1, 2, 3, PROTOCOL_VERSION)
+AUDITABLE_VERSIONS = (1, 2, 3, 4, PROTOCOL_VERSION)
 """Protocol versions whose transcripts we read and audit (the envelopes, crypto and engine
 actions of version 1 are those of version 2; only the ack schedule differs.  Version 3
 changed only the handshake's join-code check, not what a game records.  Games before
-version 4 have no closing acknowledgements: they audit as consistent, never certified)."""
+version 4 have no closing acknowledgements: they audit as consistent, never certified.
+Version 5 changed one rule, the Grand Vizier's marker: a version 4 game is replayed
+without it, and certified as it was played)."""
 FINAL_MOVE_SINCE = 4
 """The first protocol version whose games end with the caravan in the end city."""
+VIZIER_MARKER_SINCE = 5
+"""The first protocol version whose Grand Viziers set a good of their colour aside."""
 CERTIFIED_SINCE = 4
 """The first protocol version whose games end with every seat's closing acknowledgement."""
 LEGACY_LAMBDA = 40
@@ -187,6 +191,8 @@ class GameSetup:
     my_seat: int
     #: the board spec the host sent (``"default"`` or board JSON); None if it sent none
     board: str | None = None
+    #: the table's name as its host advertised it (cleaned; a label, in no hash)
+    table: str = ""
 
 
 # --------------------------------------------------------------------------- board/variant
@@ -270,4 +276,6 @@ def game_config(params: GameParams, spec: str | None = None) -> Config:
     use = check_board(params, spec)
     config = make_config(params.players, reverse, load_board_spec(use, reverse))
     # the rules a game was played by are its protocol version's (engine.state.Config)
-    return config._replace(final_move=params.protocol_version >= FINAL_MOVE_SINCE)
+    version = params.protocol_version
+    return config._replace(final_move=version >= FINAL_MOVE_SINCE,
+                           vizier_marker=version >= VIZIER_MARKER_SINCE)

@@ -57,11 +57,13 @@ from .sanitize import clean
 if TYPE_CHECKING:
     from .code_guard import CodeGuard
 
-PROTOCOL_VERSION = 4
-"""4: every seat signs a closing acknowledgement after the secrets (a game is certified
-only then), abort notices carry the offending envelope, gap sync while playing; 3: the join
-code is checked by a PAKE (p2p.join_pake); 2: cumulative acks (p2p.ack_chain); 1: an ack
-after every step.  Games of 2 and 3 record the same transcript."""
+PROTOCOL_VERSION = 5
+"""5: a Grand Vizier sets a good of its colour aside (withdrawn from the bag, then the
+``aside`` op: docs/rules.md, "The Grand Vizier's marker"); 4: every seat signs a closing
+acknowledgement after the secrets (a game is certified only then), abort notices carry the
+offending envelope, gap sync while playing; 3: the join code is checked by a PAKE
+(p2p.join_pake); 2: cumulative acks (p2p.ack_chain); 1: an ack after every step.  Games of
+2 and 3 record the same transcript."""
 DOMAIN = "silkroad/p2p/handshake/v1"
 NONCE_LEN = 32
 INCARNATION_LEN = 16

@@ -20,9 +20,13 @@ Ops, by engine phase:
 
 * SEED → ``coinflip`` → ``Seed(coin[:32])``;
 * DEAL → ``keys`` then ``deal`` of 15 tokens of each colour label, 3 each → ``Dealt``;
-* WITHDRAW → ``withdraw`` (grouped by label; all-or-nothing unless a Buyer); on a successful
-  Trader/Exchange the given goods are opened (their claimed colours checked) and returned
-  to the bag → ``Withdrawn(handles in request order)``;
+* WITHDRAW → ``withdraw`` (grouped by label; all-or-nothing unless a Buyer or the Grand
+  Vizier's marker); on a successful Trader/Exchange the given goods are opened (their
+  claimed colours checked) and returned to the bag; the Vizier's marker is the withdraw of
+  one good of its colour by the Vizier's player, exactly a purchase of one (so its proof
+  and what it shows are a purchase's: whether the bag held one), then, if one was taken,
+  ``aside`` (announced by that player) moves it out of play → ``Withdrawn(handles in
+  request order)``;
 * STEAL → ``steal`` → ``Stolen(index)``;
 * REVEAL → ``open`` every non-empty hand → ``FinalReveal``;
 * Grand Vizier → one ``sealed`` op carrying each deciding seat's private choice;
@@ -52,7 +56,7 @@ from engine.actions import (
 )
 from engine.errors import DecodeError, IllegalAction
 from engine.rules import apply
-from engine.state import BUY, TRADE, GameState, Phase
+from engine.state import BUY, MARKER, TRADE, GameState, Phase
 
 from .zones import COLOUR_OF, DECK_SPEC, LABEL_OF, ZoneMap, group_request
 
@@ -98,6 +102,7 @@ _STARTERS: dict[str, Callable[[TokenSession, OpCall, list[int]], list[Body]]] = 
     "steal": lambda ses, c, _ch: ses.steal(c.args[0], c.args[1]),
     "open": lambda ses, c, _ch: ses.open(c.args[0], c.args[1]),
     "return": lambda ses, c, _ch: ses.return_to_bag(c.args[0], c.args[1]),
+    "aside": lambda ses, c, _ch: ses.set_aside(c.args[0], c.args[1]),
     "sealed": lambda ses, c, choice: ses.sealed_reveal(c.args[0], choice),
 }
 """How each op the script uses is started on a live session (an explicit table, so a
@@ -195,7 +200,13 @@ def _withdraw(s: GameState, zones: ZoneMap, truth: Truth) -> Script:
             raise CheatDetected(actor, "withdraw-inconsistent",
                                 "an all-or-nothing withdraw took some")
         got = []
-    if got and purpose != BUY:
+    if got and purpose == MARKER:
+        # the marker goes to nobody: out of the taker's hand, out of play
+        positions = zones.positions(actor, got)
+        res = yield OpCall("aside", (actor, positions))
+        zones.set_aside(actor, positions)
+        res.learned()
+    elif got and purpose != BUY:
         tile = s.tile
         assert tile is not None
         if purpose == TRADE:

@@ -1,14 +1,16 @@
 """Engine handles ↔ crypto ledger slots, kept in lockstep with the token ledger.
 
 The engine names goods by *handles*; the crypto ledger keeps ordered *zones* of ciphertexts
-(bag = -1, hand p = p).  Their orders differ (e.g. a withdraw appends grouped by label while
-the engine appends in request order), so instead of assuming positions line up we mirror
-every ledger move on a parallel list of handles.  The same class is used by the live table
+(bag = -1, hand p = p, set aside = -2: the Grand Vizier's markers, out of play).  Their
+orders differ (e.g. a withdraw appends grouped by label while the engine appends in request
+order), so instead of assuming positions line up we mirror every ledger move on a parallel
+list of handles.  The same class is used by the live table
 and by the offline audit, so both agree on which handle each opened token is.
 """
 
 from __future__ import annotations
 
+from crypto.ledger import ASIDE
 from engine.colours import COLOURS, GOODS_PER_COLOUR, NCOLOURS, TOTAL_GOODS
 from engine.state import GameState
 
@@ -34,20 +36,27 @@ def group_request(colours: tuple[int, ...]) -> list[tuple[str, int]]:
 
 
 class ZoneMap:
-    """Parallel lists of handles for the bag and every hand, in ledger order."""
+    """Parallel lists of handles for the bag, every hand and the goods set aside, in
+    ledger order.  ``aside`` only names what the audit decrypts there (the engine keeps
+    the colours set aside, not handles): nothing live reads it, so a resumed table, whose
+    snapshot keeps the bag and the hands, may start it afresh."""
 
     def __init__(self, players: int) -> None:
         self.players = players
         self.bag: list[int] = []
         self.hands: list[list[int]] = [[] for _ in range(players)]
+        self.aside: list[int] = []
 
     def copy(self) -> ZoneMap:
         z = ZoneMap(self.players)
         z.bag = list(self.bag)
         z.hands = [list(h) for h in self.hands]
+        z.aside = list(self.aside)
         return z
 
     def zone(self, z: int) -> list[int]:
+        if z == ASIDE:
+            return self.aside
         return self.bag if z == BAG else self.hands[z]
 
     def positions(self, z: int, handles: tuple[int, ...] | list[int]) -> list[int]:
@@ -82,6 +91,14 @@ class ZoneMap:
         for i in sorted(positions, reverse=True):
             del hand[i]
         self.bag.extend(moved)
+
+    def set_aside(self, party: int, positions: list[int]) -> None:
+        """The ``aside`` op: these positions of the party's hand leave play."""
+        hand = self.hands[party]
+        moved = [hand[i] for i in positions]
+        for i in sorted(positions, reverse=True):
+            del hand[i]
+        self.aside.extend(moved)
 
     def stolen(self, thief: int, victim: int, index: int, next_handle: int) -> None:
         """Steal: the victim's goods get fresh handles in re-shuffled order; one moves."""

@@ -9,6 +9,11 @@ so any change to the rules, the state encoding, the dealer or the bots shows up 
 a diff. After an *intended* rule change, run ``python scripts/regen_golden.py`` and
 review the diff before committing it.
 
+The first three games pin the rules as they were before the Grand Vizier's marker
+(``marker=False``: engine config ``vizier_marker=False``, the rules networked games of
+protocol versions up to 4 are replayed by); their files are unchanged by it. The games
+with ``marker=True`` play by the current rules and say so in a ``vizier_marker 1`` line.
+
 Usage: python scripts/regen_golden.py [--check]
 """
 
@@ -38,6 +43,8 @@ class GoldenGame(NamedTuple):
     players: int
     reverse: bool
     seed: int
+    #: the Grand Vizier's marker (engine ``Config.vizier_marker``)
+    marker: bool = False
 
     @property
     def path(self) -> Path:
@@ -48,6 +55,7 @@ GAMES: tuple[GoldenGame, ...] = (
     GoldenGame("game_3p", 3, False, 101),
     GoldenGame("game_4p_reverse", 4, True, 202),
     GoldenGame("game_6p", 6, False, 303),
+    GoldenGame("game_5p_marker", 5, False, 505, marker=True),
 )
 
 
@@ -69,7 +77,7 @@ def describe(a: Action, board: Board) -> str:
 
 def render(game: GoldenGame) -> str:
     """Play ``game`` and render it as the golden text."""
-    config = make_config(game.players, game.reverse)
+    config = make_config(game.players, game.reverse)._replace(vizier_marker=game.marker)
     dealer = LocalDealer(game.seed)
     bots = [RandomBot(game.seed * 10 + p) for p in range(game.players)]
     rows: list[str] = []
@@ -104,6 +112,7 @@ def render(game: GoldenGame) -> str:
         "# step  who  action | wire (msgpack hex) | state hash after (sha256 hex)",
         f"players {game.players}",
         f"reverse {int(game.reverse)}",
+        *(["vizier_marker 1"] if game.marker else []),
     ]
     footer = [
         f"# steps {len(log)}",

@@ -60,11 +60,15 @@ def check_invariants(s: GameState, d: LocalDealer) -> None:
         return
     held = [h for g in s.goods for h in g]
     everything = held + s.bag
-    assert len(everything) == TOTAL_GOODS
-    assert len(set(everything)) == TOTAL_GOODS, "no good is in two places"
+    # goods in play, plus those Grand Viziers set aside for good (their colours public)
+    assert len(everything) + len(s.set_aside) == TOTAL_GOODS
+    assert len(set(everything)) == len(everything), "no good is in two places"
+    assert len(s.set_aside) <= len(s.locked), "at most one good set aside per Vizier"
     counts = [0] * NCOLOURS
     for h in everything:
         counts[d.colour[h]] += 1
+    for c in s.set_aside:
+        counts[c] += 1
     assert counts == [GOODS_PER_COLOUR] * NCOLOURS
     for h, c in s.known.items():
         assert h in held, "only held goods have a public colour"
