@@ -3,6 +3,12 @@
 The engine applies forced steps (a single road, a bidder who cannot outbid, the only
 player who may receive the pawn) inside ``apply`` without logging them, so the
 narrator also compares the state before and after to tell those.
+
+At a table that keeps money behind the screens (``hidden_money``) a forced step whose
+reason is a player's money ("cannot outbid", "cannot pay to keep the lead", "cannot
+bid") would tell the others a limit of that money.  The log then says only what the
+table sees ("Bo passes.", "Bo sells the lead ..."); the player themself (``viewer``)
+still reads the reason.  Every payment is told either way: it is public.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from engine.actions import (
 from engine.colours import COLOURS
 from engine.prices import buy_cost, sell_income
 from engine.scoring import score_lines, winners_of
-from engine.state import BUY, EXCHANGE, TRADE, GameState, Phase
+from engine.state import BUY, EXCHANGE, MARKER, TRADE, GameState, Phase
 from engine.tiles import BARTERER, CROOK
 
 
@@ -50,11 +56,19 @@ def arrow_words(give: Sequence[int], receive: Sequence[int]) -> str:
 
 
 class Narrator:
-    """Turns (before, action, after) into sentences. ``viewer`` sees their secrets told."""
+    """Turns (before, action, after) into sentences. ``viewer`` sees their secrets told;
+    ``hidden_money`` keeps the others' money limits out of the forced steps' lines."""
 
-    def __init__(self, names: Sequence[str], viewer: int | None = None) -> None:
+    def __init__(self, names: Sequence[str], viewer: int | None = None,
+                 hidden_money: bool = False) -> None:
         self.names = list(names)
         self.viewer = viewer
+        self.hidden_money = hidden_money
+
+    def reason_shown(self, seat: int) -> bool:
+        """Whether a line may say that ``seat``'s money forced its step: with open money,
+        or to the seat itself (its own money is never behind its screen)."""
+        return not self.hidden_money or seat == self.viewer
 
     def who(self, seat: int) -> str:
         """A seat at the start of a sentence ("You", "Marco")."""
@@ -200,6 +214,12 @@ class Narrator:
             if not got:
                 return [f"{who} cannot exchange ({pairs}): the bag lacks the goods."]
             return [f"{who} {self._v('exchange', b.actor)} {pairs}."]
+        if purpose == MARKER:  # docs/rules.md, "The Grand Vizier's marker"
+            colour = COLOURS[request[0]]
+            if not got:
+                return [f"The bag has no {colour} left: the Grand Vizier sets none aside."]
+            return [f"The Grand Vizier is set aside on one {goods_noun(request[0], 1)} from "
+                    "the bag: it leaves the game."]
         return []
 
     def _stolen(
@@ -253,15 +273,13 @@ class Narrator:
             same = s.phase == Phase.BID and s.bid_order == b.bid_order
             for i in range(b.bid_pos + 1, s.bid_pos if same else len(b.bid_order)):
                 p = b.bid_order[i]
-                out.append(f"{self.who(p)} cannot outbid and {self._v('pass', p)}.")
+                why = "cannot outbid and " if self.reason_shown(p) else ""
+                out.append(f"{self.who(p)} {why}{self._v('pass', p)}.")
             if s.phase not in (Phase.BID, Phase.CHOOSE) and s.high_bidder < 0:
                 out.append(f"Nobody bids: {self._obj(s.holder)} {self._v('stay', s.holder)} "
                            "leader.")
             elif s.phase not in (Phase.BID, Phase.CHOOSE) and s.holder != b.holder:
-                out.append(
-                    f"{self.who(b.holder)} cannot pay to keep the lead: {self._obj(s.holder)} "
-                    f"{self._v('take', s.holder)} it for {s.high_bid}."
-                )
+                out.append(self._forced_sale(b.holder, s.holder, s.high_bid))
         if s.phase == Phase.CHOOSE and b.phase == Phase.BID:
             out.append(
                 f"Highest bid: {self._obj(s.high_bidder)}, {s.high_bid}. "
@@ -307,12 +325,11 @@ class Narrator:
                 f"{self._v('hold', s.holder)} the pawn"
             )
             if s.phase == Phase.BID:
-                broke = [self.names[p] if p != self.viewer else "you"
-                         for p in s.bid_order[: s.bid_pos]]
-                if broke:
-                    line += f"; {' and '.join(broke)} cannot bid"
+                line += self._no_bidders(s.bid_order[: s.bid_pos])
                 first = s.bid_order[s.bid_pos]
                 line += f"; {self._obj(first)} {self._v('bid', first)} first."
+            elif self.hidden_money:
+                line += self._no_bidders(s.bid_order, everyone=True) + "."
             else:
                 line += "; nobody can bid."
             out.append(line)
@@ -335,6 +352,31 @@ class Narrator:
                     f"This is the last market: from {s.board.cities[s.city]} every road leads "
                     f"to {end}, so the game ends after it (no more auctions)."
                 )
+        return out
+
+    def _forced_sale(self, holder: int, taker: int, price: int) -> str:
+        """The holder could not pay the high bid, so the lead was sold: said so to the
+        holder (or with open money), else told as the sale the table saw."""
+        if self.reason_shown(holder):
+            return (f"{self.who(holder)} cannot pay to keep the lead: {self._obj(taker)} "
+                    f"{self._v('take', taker)} it for {price}.")
+        return (f"{self.who(holder)} {self._v('sell', holder)} the lead to "
+                f"{self._obj(taker)} for {price}.")
+
+    def _no_bidders(self, seats: Sequence[int], everyone: bool = False) -> str:
+        """The tail of the auction's opening line for bidders passed before it began
+        (``everyone``: all of them, so nobody bids): "cannot bid" where the reason may be
+        shown, "pass(es)" where the money that forced it is behind a screen."""
+        broke = [p for p in seats if self.reason_shown(p)]
+        passed = [p for p in seats if not self.reason_shown(p)]
+        out = ""
+        if broke:
+            out += f"; {' and '.join(self._obj(p) for p in broke)} cannot bid"
+        if passed:
+            verb = "pass" if len(passed) > 1 else self._v("pass", passed[0])
+            out += f"; {' and '.join(self._obj(p) for p in passed)} {verb}"
+        if everyone:
+            out += "; nobody bids"
         return out
 
     # --- grammar ------------------------------------------------------------------------------

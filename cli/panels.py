@@ -80,6 +80,16 @@ def pawn_seat(s: GameState) -> int:
     return s.holder
 
 
+def money_label(s: GameState, seat: int, me: int | None, hide_money: bool) -> str:
+    """``seat``'s money as a panel shows it: ``?`` behind another player's screen at a
+    table that hides money (``hide_money``), the amount for our own seat (``me``) and,
+    once the final reveal has happened (``state.final``), for everyone: the screens are
+    lifted to score.  Every view that lists money (full and compact) asks here."""
+    if hide_money and seat != me and s.final is None:
+        return "?"
+    return str(s.money[seat])
+
+
 def render_players(
     view: PlayerView,
     seats: Sequence[SeatInfo],
@@ -108,7 +118,7 @@ def render_players(
             name = fit_name(seats[p].name, name_w - 1) + "~"
         out.append(("class:player.turn" if turn else "", "▶" if turn else " "))
         out.append((base + (" class:player.turn" if turn else ""), f"{name:<{name_w}}"))
-        money = "?" if hide_money and p != me and s.final is None else str(s.money[p])
+        money = money_label(s, p, me, hide_money)
         out.append(("class:money", f" ${money:<3}"))
         out.append(("", f"{len(s.goods[p]):>3}g "))  # ">3": "$123" keeps a space before
         out.append(("class:pawn", PAWN if p == pawn else " "))

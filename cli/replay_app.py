@@ -150,7 +150,8 @@ class ReplayApp:
         view = self._view()
         hands = self.shown_hands() if self.viewer is None else None
         out = render_players(view, self.seats, self.viewer, (), hands=hands,
-                             width=self._width() - self._map_w() - 1)
+                             width=self._width() - self._map_w() - 1,
+                             hide_money=self.model.hides_money(self.viewer))
         bag = self.bag_counts()
         if bag is not None:
             out.append(("", "\n\n bag "))

@@ -37,6 +37,9 @@ class ReplayModel:
     hands: list[list[dict[int, int]]]  # hands[i][seat]: that seat's own colours at step i
     colours: list[dict[int, int]] | None  # the auditor's colours at step i (None: unknown)
     complete: bool  # the game reached its end
+    #: the table kept money behind the screens (``--money hidden``): a seat's view shows
+    #: and tells what that seat saw at the table; the auditor's view shows everything
+    hidden_money: bool = False
 
     def __len__(self) -> int:
         return len(self.states)
@@ -57,6 +60,11 @@ class ReplayModel:
             + ", ".join(f"{i} {n}" for i, n in enumerate(self.names))
         )
 
+    def hides_money(self, viewer: int | None) -> bool:
+        """Whether ``viewer``'s view keeps the other seats' money behind their screens:
+        a seat's view of a hidden-money table (the auditor sees every amount)."""
+        return self.hidden_money and viewer is not None
+
     def hand(self, step: int, viewer: int | None) -> dict[int, int]:
         """What ``viewer`` sees of goods colours at ``step`` (all of them for the auditor)."""
         if viewer is None:
@@ -67,7 +75,7 @@ class ReplayModel:
         """What happened in the action that led to ``step``, told to ``viewer``."""
         if step == 0:
             return ["The table is set."]
-        n = Narrator(self.names, viewer)
+        n = Narrator(self.names, viewer, hidden_money=self.hides_money(viewer))
         hb = self.hands[step - 1][viewer] if viewer is not None else None
         ha = self.hands[step][viewer] if viewer is not None else None
         return n.tell(self.states[step - 1], self.actions[step - 1], self.states[step], hb, ha)

@@ -33,7 +33,8 @@ def is_network_transcript(path: str | os.PathLike[str]) -> bool:
 def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
     """Audit the transcript and record every step; :class:`ReplayError` if it is not fair."""
     try:
-        names = shown_names(read_export(path).roster)
+        export = read_export(path)
+        names = shown_names(export.roster)
     except StoreError as exc:
         raise ReplayError(str(exc)) from None
     report = audit_game(path, record=True)
@@ -61,4 +62,5 @@ def build_net_replay(path: str | os.PathLike[str]) -> ReplayModel:
         hands=hands,
         colours=colours,
         complete=not actors(rec.state),
+        hidden_money=export.params.hidden_money,
     )

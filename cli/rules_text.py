@@ -29,8 +29,8 @@ TILE_RULES: dict[int, str] = {
     TRADER: "give the goods on the left, get those on the right from the bag; once or twice",
     EXCHANGE: "give 1 to n goods of your choice, get as many of your choice from the bag",
     THIEF: "take one good at random from a player of your choice",
-    VIZIER: "call a colour no Vizier called yet; everyone shows some of it at once: "
-            "most +5, second +3",
+    VIZIER: "call a colour no Vizier called yet (any, once all are); everyone shows some "
+            "of it at once: most +5, second +3",
     CROOK: "kept for later; it changes one colour on a Seller, Buyer or Trader you perform",
     BARTERER: "kept for later; in a later city, take and perform two tiles in one turn",
 }
@@ -141,8 +141,8 @@ Grand Vizier: its taker calls a colour that no earlier Vizier called
   (once every colour is called, any colour). Everyone chooses at once
   how many goods of that colour to show: most shown +5 silver, second
   +3; tied firsts each +5 and no second; showing none earns nothing.
-  Shown goods stay yours, now known to all (until a Thief takes one: the
-  good it takes is hidden again). A declined Vizier locks no colour.
+  Shown goods stay yours, now known to all (until a Thief robs you: your
+  goods are shuffled and hidden again). A declined Vizier locks no colour.
 Crook: play it on a Seller, Buyer or Trader you perform (also in the
   city where you took it) to change one goods colour on it for that
   use. At most one per action; never on Exchange, Thief or Vizier.

@@ -19,6 +19,7 @@ import cli.cmd_host
 import cli.cmd_play
 from cli.main import main
 from cli.net_session import NetSession
+from cli.replay_net import build_net_replay
 from p2p.game import GameParams, compute_game_id, wordlist
 from p2p.store import GameStore, read_export
 
@@ -98,6 +99,9 @@ def test_networked_play_money_hidden(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 0, out
     assert [s.hidden_money for s in made] == [True]
     _check_every_seat(tmp_path / "games" / "peers", transcript, 3)
+    # the replay reads the option from the transcript: a seat's view keeps the screens
+    model = build_net_replay(transcript)
+    assert model.hidden_money and model.hides_money(0) and not model.hides_money(None)
     assert (tmp_path / "games" / "peers").stat().st_mode & 0o777 == 0o700
 
 
