@@ -81,7 +81,9 @@ from p2p.wire import (
     ACTION_KIND,
     CLOSE_KIND,
     CRYPTO_KIND,
+    MAX_TALK_CHARS,
     STOP_KIND,
+    TALK_KIND,
 )
 
 Env = list[Any]
@@ -1200,7 +1202,7 @@ def _apply_resign(f: Forge, p: Params) -> str:
 def draw_new_body(f: Forge, rng: random.Random) -> tuple[Any, Any, str]:
     """``(kind, body, description)`` of an envelope the forger may sign."""
     what = rng.choice(["abort", "abort", "abort", "stop", "close", "ack", "ack", "action",
-                       "unknown", "crypto", "garbage"])
+                       "unknown", "crypto", "garbage", "talk"])
     facts = f.honest.facts()
     mine = f.chain(f.forger)
     if what == "abort":
@@ -1288,6 +1290,9 @@ def draw_new_body(f: Forge, rng: random.Random) -> tuple[Any, Any, str]:
         if h is not None and rng.random() < 0.8:
             body.append(h)
         return ACTION_KIND, body, f"action step {step} {_act(body[1])}"
+    if what == "talk":  # a line of table talk: well-formed, too long, or malformed
+        body = rng.choice([["gg"], ["z" * (MAX_TALK_CHARS + 1)], [7], ["a", "b"], []])
+        return TALK_KIND, body, f"talk {to_json(body)}"[:80]
     if what == "unknown":
         odd = rng.choice(["junk", "ACTION", "acknowledge", "", "x" * 40])
         return odd, junk(rng), f"unknown kind {odd!r}"
@@ -1295,7 +1300,8 @@ def draw_new_body(f: Forge, rng: random.Random) -> tuple[Any, Any, str]:
         other = _real_wire(f, rng, None, CRYPTO_KIND)
         if other is not None:
             return CRYPTO_KIND, other[1][6], f"copy of the crypto body of {describe(other[1])}"
-    known = rng.choice([ACTION_KIND, ACK_KIND, CLOSE_KIND, ABORT_KIND, STOP_KIND, CRYPTO_KIND])
+    known = rng.choice([ACTION_KIND, ACK_KIND, CLOSE_KIND, ABORT_KIND, STOP_KIND, CRYPTO_KIND,
+                        TALK_KIND])
     return known, junk(rng), f"{known} with a garbage body"
 
 

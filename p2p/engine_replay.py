@@ -35,10 +35,12 @@ from .wire import (
     ACTION_KIND,
     CLOSE_KIND,
     STOP_KIND,
+    TALK_KIND,
     abort_body_ok,
     ack_body_ok,
     action_body_ok,
     stop_body_ok,
+    talk_problem,
 )
 from .zones import COLOUR_OF, ZoneMap
 
@@ -79,11 +81,12 @@ class EngineReplay:
     checks every other non-crypto envelope as the live table would."""
 
     def __init__(self, players: int, config: Config | None = None, record: bool = False,
-                 game_id: bytes = b"", deal: bool | str = False) -> None:
+                 game_id: bytes = b"", deal: bool | str = False, talk: bool = True) -> None:
         """``config`` is the game's engine config (board and variant, see
         :meth:`p2p.store.ExportedGame.config`); None is the default board, base rules.
         ``record`` keeps every state and action (for the replay viewer); ``deal`` is the
-        deal's agreed shuffle mode (:func:`p2p.resolution.deal_mode`)."""
+        deal's agreed shuffle mode (:func:`p2p.resolution.deal_mode`); ``talk`` whether the
+        game's protocol has table talk (:data:`p2p.wire.TALK_SINCE`)."""
         self.n = players
         self.deal = deal
         self.state = new_game(config if config is not None else make_config(players))
@@ -104,6 +107,9 @@ class EngineReplay:
         self.aborts: list[EnvelopeEvent] = []
         #: stop notices: a seat said why its table stopped (a fact, naming no one)
         self.stops: list[EnvelopeEvent] = []
+        #: table talk, in each sender's chain order (:mod:`p2p.table.talk`)
+        self.talk: list[EnvelopeEvent] | None = [] if talk else None
+        self._talk_count = [0] * players
         self._acked: set[tuple[int, int]] = set()
         #: per sender, the seq of its last state-changing envelope the audit took (the
         #: auditor's :attr:`crypto.audit.Auditor.consumed`, shared)
@@ -188,6 +194,12 @@ class EngineReplay:
             if not stop_body_ok(body):
                 raise CheatDetected(who, "malformed-stop", "signed a malformed stop notice")
             self.stops.append(ev)
+        elif kind == TALK_KIND and self.talk is not None:
+            problem = talk_problem(body, self._talk_count[who])
+            if problem is not None:
+                raise CheatDetected(who, *problem)
+            self._talk_count[who] += 1
+            self.talk.append(ev)
         else:
             raise CheatDetected(who, "unknown-kind", f"signed an envelope of unknown kind "
                                                      f"{str(kind)[:32]!r}")

@@ -81,6 +81,7 @@ from .wire import (
     ACTION_KIND,
     CLOSE_KIND,
     PROOF_RULES,
+    TALK_SINCE,
     abort_body_ok,
     abort_evidence,
     ack_body_ok,
@@ -180,7 +181,8 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
                                    None, status=UNFAIR)
     n = len(keys)
     chains = read_chains(wires, pubs, game_id, _evidence)
-    replay = EngineReplay(n, config, record, game_id, deal_mode(shuffle_mode, version))
+    replay = EngineReplay(n, config, record, game_id, deal_mode(shuffle_mode, version),
+                          talk=version >= TALK_SINCE)
     found = Findings(players=n, version=version, certifiable=version >= CERTIFIED_SINCE)
 
     def report(rep: AuditReport | None) -> GameAuditReport:

@@ -23,7 +23,11 @@ heads]`` like an ack.  A game is certified when every seat's close covers the fi
 STOP_KIND = "stop"
 """A seat tells the others why its table stopped when it accuses no one (a silent seat, a
 local error, the player abandoning): ``[rule, detail]``.  Accusations are abort notices."""
-KINDS = (CRYPTO_KIND, ACTION_KIND, ACK_KIND, ABORT_KIND, CLOSE_KIND, STOP_KIND)
+TALK_KIND = "talk"
+"""A line of table talk: ``[text]``.  Signed and kept in the transcript (so what was said
+is on record), it changes no state; every screen shows it cleaned
+(:func:`p2p.sanitize.clean`).  From protocol version :data:`TALK_SINCE` on."""
+KINDS = (CRYPTO_KIND, ACTION_KIND, ACK_KIND, ABORT_KIND, CLOSE_KIND, STOP_KIND, TALK_KIND)
 """Every envelope kind a table understands; any other is its signer's violation."""
 
 ENV_TAG = b"E"
@@ -41,6 +45,16 @@ MAX_QUEUED_ACTIONS = 64
 """Action envelopes one sender may have pending for future steps."""
 MAX_ACK_AHEAD = 4096
 """Ack rounds further ahead of our step than this are refused (memory bound)."""
+
+TALK_SINCE = 5
+"""The first protocol version with table talk; before it a talk envelope is an unknown kind."""
+MAX_TALK_CHARS = 200
+"""Characters in one line of talk (a longer body is its signer's violation)."""
+MAX_TALK_LINES = 600
+"""Lines of talk one seat may sign in a game: the bound on what talk adds to every peer's
+store and transcript (600 × 200 characters).  Per game and counted in the sender's own
+chain, so the live table and the audit count the same; the pace of talk on screen is
+bounded by each sender's own table and by each screen (see :mod:`p2p.table.talk`)."""
 
 PROOF_RULES = ("equivocation", "bad-chain")
 """Abort rules proved by two signed envelopes (:class:`crypto.transcript.EquivocationProof`)."""
@@ -60,9 +74,13 @@ __all__ = [
     "MAX_EARLY",
     "MAX_EVIDENCE",
     "MAX_QUEUED_ACTIONS",
+    "MAX_TALK_CHARS",
+    "MAX_TALK_LINES",
     "PROOF_RULES",
     "STOP_KIND",
     "SYNC_TAG",
+    "TALK_KIND",
+    "TALK_SINCE",
     "abort_body_ok",
     "abort_evidence",
     "ack_body_ok",
@@ -70,6 +88,7 @@ __all__ = [
     "head_ok",
     "stop_body_ok",
     "sync_counts_ok",
+    "talk_problem",
 ]
 
 
@@ -141,3 +160,17 @@ def stop_body_ok(body: Any) -> bool:
     """Shape of a stop notice: ``[rule, detail]``."""
     return (isinstance(body, list) and len(body) == 2 and isinstance(body[0], str)
             and len(body[0]) <= 64 and isinstance(body[1], str) and len(body[1]) <= 1000)
+
+
+def talk_problem(body: Any, lines_before: int) -> tuple[str, str] | None:
+    """``(rule, detail)`` if a talk envelope is its signer's violation, else None:
+    ``[text]`` with at most :data:`MAX_TALK_CHARS` characters, and at most
+    :data:`MAX_TALK_LINES` lines per seat (``lines_before``: the sender's talk envelopes
+    earlier in its own chain)."""
+    if not (isinstance(body, list) and len(body) == 1 and isinstance(body[0], str)):
+        return "malformed-talk", "signed a malformed line of talk"
+    if len(body[0]) > MAX_TALK_CHARS:
+        return "malformed-talk", f"signed a line of talk over {MAX_TALK_CHARS} characters"
+    if lines_before >= MAX_TALK_LINES:
+        return "talk-flood", f"signed more than {MAX_TALK_LINES} lines of talk"
+    return None

@@ -30,6 +30,10 @@ class Closes:
         self._got: dict[int, Envelope] = {}
         self._final: tuple[int, bytes] | None = None
 
+    def mine_sent(self, me: int) -> bool:
+        """Whether our close is signed (our last word on the game: nothing may follow)."""
+        return me in self._got
+
     def received(self, env: Envelope) -> None:
         """A seat's close (well-formed: :func:`p2p.wire.ack_body_ok`)."""
         if env.sender in self._got:

@@ -58,12 +58,12 @@ from ..wire import (
     ACTION_KIND,
     CLOSE_KIND,
     CRYPTO_KIND,
-    MAX_QUEUED_ACTIONS,
     STOP_KIND,
+    TALK_KIND,
     abort_body_ok,
     ack_body_ok,
-    action_body_ok,
     stop_body_ok,
+    talk_problem,
 )
 from ..zones import COLOUR_OF, ZoneMap
 from .aborts import Aborts
@@ -73,10 +73,12 @@ from .closes import Closes
 from .context import TableContext
 from .deciders import thinking_aside
 from .inbox import Inbox
+from .moves import Moves
 from .outbox import Outbox
 from .outcome import Refusal, TableResult, TableStopped
 from .resume import StepStart, decode_snapshot, encode_snapshot
 from .setup import Agent, HumanDecider, TableSetup, Transport
+from .talk import TalkBook
 from .verdicts import LiveJudge
 from .waiting import Waiter
 
@@ -145,8 +147,9 @@ class Table:
                                lambda: self.session, self._sync_all)
         self._applied_in_place = False  # _player_step applied the action already
         self.closes = Closes(self.ctx, lambda k, b: self.emit(k, b), self.accuser.violation)
-        self._actions: dict[int, list[Envelope]] = {}
-        self._my_actions: set[int] = set()
+        self.moves = Moves(self.me, self.accuser)
+        #: table talk (:mod:`.talk`); a screen sets ``talk.on_line``
+        self.talk = TalkBook(self.n, self.me)
         self._hash_now = self.state.hash()
         self._start = StepStart(0, self._hash_now, self.zones.copy(), 0)
         #: every applied action (encoded): a snapshot rebuilds the engine state from them
@@ -235,6 +238,18 @@ class Table:
     def stop(self, culprit: int | None, rule: str, detail: str) -> TableStopped:
         """Stop the table (the first reason wins) and return that reason, to raise."""
         return self.waiter.stop(culprit, rule, detail)
+
+    def say(self, text: str) -> str | None:
+        """Sign and send a line of table talk; returns why it was not sent, or None."""
+        line = self.talk.prepare(text)
+        if not line:
+            return "nothing to say"
+        if self.waiter.failure is not None or self.closes.mine_sent(self.me):
+            return "the game is closed: talk is over"
+        why = self.talk.may_send()
+        if why is None:
+            self.emit(TALK_KIND, [line])
+        return why
 
     def refuse(self, sender: int | None, reason: str) -> None:
         self.ctx.refuse(sender, reason)
@@ -355,7 +370,7 @@ class Table:
             self._applied_in_place = False
             self._applied.append(encode(a))
             self.applied_at.append(time.monotonic())
-            for env in self._actions.pop(self.step, []):
+            for env in self.moves.by_step.pop(self.step, []):
                 raise await self.accuser.accuse(
                     self.step, env, "superseded-action",
                     f"seat {env.sender} signed a second action for step {self.step}")
@@ -412,8 +427,8 @@ class Table:
         decides: anything else signed for it — from another seat, illegal, or a second
         one — is its signer's violation (the offline audit judges the same way)."""
         step = self.step
-        queue = self._actions.setdefault(step, [])
-        if actor == self.me and step not in self._my_actions:
+        queue = self.moves.by_step.setdefault(step, [])
+        if actor == self.me and step not in self.moves.mine:
             a = await self.decide()
             self.decided_at[step] = time.monotonic()
             self.emit(ACTION_KIND, [step, encode(a), self._hash_now])
@@ -534,7 +549,7 @@ class Table:
                 return False
             self.outbox.emit_crypto(out, self._save_secrets)
         elif kind == ACTION_KIND:
-            return self._queue_action(env)
+            return self.moves.take(env, self.step, self.ctx.replaying)
         elif kind == ACK_KIND:
             if not ack_body_ok(body, self.n):
                 self.accuser.violation(env, "malformed-ack",
@@ -562,33 +577,16 @@ class Table:
                 # honoured once our pending checks ran (a cheat already sent is named), and
                 # never over an accusation's or a dispute's verdict (p2p.table.aborts)
                 self.aborts.stop_received(env)
+        elif kind == TALK_KIND:
+            problem = talk_problem(body, self.talk.count[who])
+            if problem is not None:
+                self.accuser.violation(env, problem[0], f"seat {who} {problem[1]}")
+            else:
+                self.talk.heard(who, body[0])
         else:
             self.accuser.violation(env, "unknown-kind", f"seat {who} signed an envelope of "
                                    f"unknown kind {str(kind)[:32]!r}")
         return False
-
-    def _queue_action(self, env: Envelope) -> bool:
-        body = env.body
-        who = env.sender
-        if not action_body_ok(body):
-            self.accuser.violation(env, "malformed-action",
-                                   f"seat {who} signed a malformed action")
-            return False
-        step = body[0]
-        if step < self.step:
-            if not self.ctx.replaying:
-                self.accuser.suspect(step, env, "stale-action", f"seat {who} signed an action "
-                                     f"for step {step}, already decided")
-            return False
-        pending = sum(1 for q in self._actions.values() for e in q if e.sender == who)
-        if pending >= MAX_QUEUED_ACTIONS:
-            self.accuser.violation(env, "too-many-actions", f"seat {who} signed actions for "
-                                   f"{pending} future steps")
-            return False
-        self._actions.setdefault(step, []).append(env)
-        if who == self.me:
-            self._my_actions.add(step)
-        return step == self.step
 
     # ================================================================ persistence
     def _save_secrets(self, outgoing: list[bytes] | None) -> None:
@@ -644,6 +642,6 @@ class Table:
                 self._dispatch(env)
         finally:
             self.ctx.replaying = False
-        self.recorded_steps = max([self.step] + [k + 1 for k in self._actions])
+        self.recorded_steps = max([self.step] + [k + 1 for k in self.moves.by_step])
         # envelopes we stored but maybe never sent reach the others through their sync
         # requests (sent on every PeerUp), so nothing is re-broadcast here.

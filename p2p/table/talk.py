@@ -1,0 +1,89 @@
+"""Table talk: lines a seat signs for everyone, kept in the transcript, bounded.
+
+A line is an envelope like any other (:data:`p2p.wire.TALK_KIND`), so what was said is
+signed and on record, and a line can never be put in another seat's mouth.  Three bounds
+keep talk from costing the table anything:
+
+* what a line may be and how many a seat may sign in a game (:func:`p2p.wire.talk_problem`,
+  checked the same way by the live table and the audit; beyond it, the signer's violation);
+* our own pace: :meth:`TalkBook.may_send` refuses a line sooner than the player's own
+  screen would (so an honest seat never nears the per-game bound);
+* each screen's pace: a sender's lines beyond :data:`SHOW_BURST` within
+  :data:`SHOW_WINDOW` seconds are kept but not shown one by one (a counted summary line
+  instead), so a flood from a hacked peer cannot push the game off anyone's log.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..sanitize import clean
+from ..wire import MAX_TALK_CHARS
+
+SEND_BURST = 5
+"""Lines we may send within :data:`SEND_WINDOW` seconds."""
+SEND_WINDOW = 10.0
+SHOW_BURST = 8
+"""Lines of one sender shown within :data:`SHOW_WINDOW` seconds; more are summarised."""
+SHOW_WINDOW = 10.0
+
+
+@dataclass(frozen=True)
+class TalkLine:
+    """One line of talk as a screen shows it: the sender's seat and the cleaned text;
+    ``hidden`` counts the sender's lines not shown since its last shown one (pace)."""
+
+    seat: int
+    text: str
+    hidden: int = 0
+
+
+class TalkBook:
+    """Every line of talk of the game, and who may see which now."""
+
+    def __init__(self, players: int, me: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.me = me
+        self.lines: list[TalkLine] = []
+        self.count = [0] * players
+        self.on_line: Callable[[TalkLine], None] | None = None
+        self._clock = clock
+        self._sent: deque[float] = deque()
+        self._shown: list[deque[float]] = [deque() for _ in range(players)]
+        self._hidden = [0] * players
+
+    @staticmethod
+    def prepare(text: str) -> str:
+        """What we sign for ``text``: cleaned and cut to the wire's bound."""
+        return clean(text, MAX_TALK_CHARS)
+
+    def may_send(self) -> str | None:
+        """Why we may not send a line now (our own pace), or None."""
+        now = self._clock()
+        while self._sent and now - self._sent[0] > SEND_WINDOW:
+            self._sent.popleft()
+        if len(self._sent) >= SEND_BURST:
+            return (f"not so fast: at most {SEND_BURST} lines in {SEND_WINDOW:.0f} s; "
+                    "wait a moment")
+        self._sent.append(now)
+        return None
+
+    def heard(self, seat: int, text: str) -> None:
+        """A line signed by ``seat`` was admitted (in its chain order)."""
+        self.count[seat] += 1
+        now = self._clock()
+        shown = self._shown[seat]
+        while shown and now - shown[0] > SHOW_WINDOW:
+            shown.popleft()
+        if seat != self.me and len(shown) >= SHOW_BURST:
+            self._hidden[seat] += 1
+            return
+        shown.append(now)
+        line = TalkLine(seat, clean(text, MAX_TALK_CHARS), self._hidden[seat])
+        self._hidden[seat] = 0
+        self.lines.append(line)
+        if self.on_line is not None:
+            self.on_line(line)
