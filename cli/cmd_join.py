@@ -179,7 +179,8 @@ async def _resume(args: argparse.Namespace, agent: Agent | None,
     session = NetSession(seats, record.seat, with_agent(runner) if args.headless else runner,
                          hidden_money=record.params.hidden_money)
     made.append(session)
-    return session, await play_session(session, args), Path(args.resume).name
+    # the transcript is named after the table, as on the first run (older folders: by id)
+    return session, await play_session(session, args), record.table or Path(args.resume).name
 
 
 async def join_lobby(seat: JoiningSeat, args: argparse.Namespace,

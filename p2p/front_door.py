@@ -322,6 +322,8 @@ class SeatRecord:
     params: GameParams
     seat: int
     bots: list[BotSeat]
+    #: the table's name when the game began ("" if the folder predates it)
+    table: str = ""
 
 
 def read_seat(folder: str | os.PathLike[str]) -> SeatRecord:
@@ -341,7 +343,7 @@ def read_seat(folder: str | os.PathLike[str]) -> SeatRecord:
                 GameStore(bot.folder).load_table_lam()
     except ProtocolError as exc:
         raise StoreError(str(exc)) from None
-    return SeatRecord(Path(folder), roster, params, seat, bots)
+    return SeatRecord(Path(folder), roster, params, seat, bots, store.load_table_name())
 
 
 async def resume_seat(folder: str | os.PathLike[str], handle: TableHandle,

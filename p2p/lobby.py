@@ -408,7 +408,8 @@ class Table:
         words = auth_words(game_id, nonces)
         await self._end_lobby("started")
         self._refresh()  # phase=playing in the advertisement
-        return GameSetup(tuple(host_roster), params, game_id, words, 0, self.board)
+        return GameSetup(tuple(host_roster), params, game_id, words, 0, self.board,
+                         self.name)
 
     def _roster_for(
         self, seats: list[_Seat], conn: Connection | None, me: int
@@ -521,7 +522,7 @@ async def _joined(
     digest = board_spec_digest(my_board) if my_board is not None else None
     conn.send(["join", _clean_name(name), mesh_host, listener.port, mine, digest])
     async with asyncio.timeout(timeout):
-        _expect(await conn.recv(), "seated", 4)
+        table_name = clean(_expect(await conn.recv(), "seated", 4)[1], MAX_NAME)
     async with asyncio.timeout(start_timeout):
         while True:
             msg = await conn.recv()
@@ -589,4 +590,5 @@ async def _joined(
     game_id = compute_game_id(roster, params)
     conn.send(["ready", game_id])
     await conn.drain()
-    return GameSetup(roster, params, game_id, auth_words(game_id, nonces), seat, board)
+    return GameSetup(roster, params, game_id, auth_words(game_id, nonces), seat, board,
+                     table_name)

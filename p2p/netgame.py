@@ -72,7 +72,7 @@ async def play_setup(setup: GameSetup, listener: Listener, root: str | Path,
         store = GameStore(folder)
         if not store.exists():
             store.create(list(setup.roster), setup.params, setup.my_seat, setup.game_id, lam,
-                         spec)
+                         spec, setup.table)
         if bot_seats:
             store.save_bot_seats(list(bot_seats))
     except BaseException:

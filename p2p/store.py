@@ -63,6 +63,7 @@ from .game import (
 )
 from .identity import fingerprint
 from .mesh import RosterEntry
+from .sanitize import clean
 
 EXPORT_MAGIC = "silkroad-transcript"
 EXPORT_VERSION = 2
@@ -284,12 +285,14 @@ class GameStore:
 
     # --- meta ---------------------------------------------------------------------------
     def create(self, roster: list[RosterEntry], params: GameParams, seat: int,
-               game_id: bytes, lam: int = DEFAULT_LAMBDA, board: str = DEFAULT_BOARD) -> None:
+               game_id: bytes, lam: int = DEFAULT_LAMBDA, board: str = DEFAULT_BOARD,
+               table: str = "") -> None:
         """Create the folder and write ``meta.json`` (once, at the start of the game).
 
         ``board`` is the agreed board spec (``"default"`` or the board file's JSON text):
         kept here so a resumed peer and :func:`p2p.game_audit.audit_folder` rebuild the same
-        engine config without the lobby."""
+        engine config without the lobby.  ``table`` is the table's name (a label for the
+        files a resumed seat writes, in no hash)."""
         secure_folder(self.folder)
         meta = {
             "game_id": game_id.hex(),
@@ -298,6 +301,7 @@ class GameStore:
             "board": board,
             "params": [p.hex() if isinstance(p, bytes) else p for p in params.to_wire()],
             "roster": [[e.seat, e.key.hex(), e.host, e.port, e.name] for e in roster],
+            "table": table,
         }
         _atomic_write(self.meta_path, json.dumps(meta, indent=1).encode())
 
@@ -350,6 +354,15 @@ class GameStore:
         if not isinstance(board, str):
             raise StoreError(f"{self.meta_path}: bad board")
         return board
+
+    def load_table_name(self) -> str:
+        """The table's name recorded at the start ("" when none was, or it is unreadable:
+        only a label)."""
+        try:
+            name = json.loads(self.meta_path.read_text()).get("table", "")
+        except (OSError, ValueError, AttributeError):
+            return ""
+        return clean(name, 64) if isinstance(name, str) else ""
 
     def load_meta(self) -> tuple[list[RosterEntry], GameParams, int, bytes]:
         """``(roster, params, seat, game_id)`` from ``meta.json``."""

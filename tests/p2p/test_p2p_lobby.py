@@ -118,6 +118,8 @@ def test_lobby_discovery_code_start_and_mesh(fast_zeroconf: None) -> None:
             assert {s.words for s in setups} == {host_setup.words}
             assert len(host_setup.words) == 5 and set(host_setup.words) <= set(wordlist())
             assert sorted(s.my_seat for s in setups) == [0, 1, 2, 3]
+            # every seat knows the table's name (its folder records it for a resume)
+            assert {s.table for s in setups} == {table_name}
             assert next(e.name for e in host_setup.roster) == "alice"
             assert host_setup.params.players == 4 and host_setup.params.board_digest == DIGEST
             assert host_setup.params.shuffle_mode == "audit"
