@@ -16,7 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from cli.net_report import verdict_of
+from cli.verdict import verdict_of
 from crypto.parallel import workers
 from p2p.game_audit import (
     CERTIFIED,

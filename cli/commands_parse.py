@@ -36,7 +36,7 @@ ALIASES = {
     "rob": "steal",
     "ex": "exchange",
 }
-META = ("help", "quit", "abandon", "city")
+META = ("help", "quit", "abandon", "city", "say")
 VERB_PHRASE = {
     "done": "finish an exchange",
     "keep": "keep the lead",

@@ -15,21 +15,22 @@ Each city: AUCTION for the lead → the leader MOVES the caravan → MARKET:
 tiles to buy, sell, trade, steal and call the Grand Vizier (rules: → next
 pages). Crooks and Barterers are kept to play later (page 4).
 
-Map   ▶ caravan  › next cities  · passed  ↓↙↘ roads onward
-      * the city has a printed exchange (i: inspect a city in words)
+Map   ▶ caravan  › next cities  · passed  * printed exchange  i: in words
+      roads ↓ on, ↘ ↙ across, ╳ both; between a row's two cities the left
+      one's are left of the middle, the right one's right of it
       {LEGEND}
       {GOODS_LEGEND}
 Panel $ money  g goods  ♛ leader pawn  ● turn tokens  ?n unseen goods
       C Crooks  B Barterers held;  ▶ whose turn it is
 
 Keys  1-9,0 pick a menu entry  + / - more entries  ←→↑↓ move  Enter pick
-      (a picked decline waits for Esc a moment; an exchange asks y first)
+      (a decline counts down, Esc keeps the tile; exchanges ask y; ⧗ sent)
       or type a command (Tab completes; typed commands run at once):
       bid 3, pass, sell-lead, keep, move samarkand, take 2, sell 2,
       buy 3, trade, decline, exchange silk>spice, done, steal bo,
       vizier spice, reveal 2, crook 0 silk, barterer, give bo, city kashgar
-      i inspect a city  PgUp/PgDn/End the log  Esc back
-      ? or F1 help  q or Ctrl-Q quit  a abandon a stalled peer"""
+      i inspect a city  ' talk ('gg)  F2 gg  F3 thinking…  F4 one more?
+      PgUp/PgDn/End log  Esc back  ? or F1 help  q or Ctrl-Q quit  a abandon"""
 
 PAGES: tuple[tuple[str, str], ...] = (("Screen and keys", KEYS_PAGE), *HELP_PAGES)
 

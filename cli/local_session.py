@@ -69,7 +69,7 @@ class LocalSession:
         self.agents = list(agents)
         self.log: list[Action] = []
         self.history: list[str] = []
-        self.narrator = Narrator(self.names, viewer=seat)
+        self.narrator = Narrator(self.names, viewer=seat, hidden_money=hidden_money)
         self._stream = EventStream()
         self._wake = asyncio.Event()
         self._my_vizier: VizierChoice | None = None
@@ -174,13 +174,16 @@ class LocalSession:
         self.history.extend(lines)
         self._emit(StateChanged(tuple(lines)))
 
-    def _bot_choose(self, p: int) -> Action:
+    async def _bot_choose(self, p: int) -> Action:
+        """The bot of seat ``p`` decides in a worker thread, on a copy of the state: a
+        search bot may think for a second, and the screen must keep answering keys."""
         s = self.state
         agent = self.agents[p]
         if agent is None:
             raise RuntimeError(f"seat {p} has no bot")
         hand = self.dealer.hand(s, p)
-        return agent.choose(PlayerView(s, p, hand), legal_actions(s, p, hand))
+        view = PlayerView(s.copy(), p, dict(hand))
+        return await asyncio.to_thread(agent.choose, view, legal_actions(s, p, hand))
 
     async def _run(self) -> None:
         try:
@@ -215,7 +218,7 @@ class LocalSession:
                 await self._wake.wait()
                 continue
             await asyncio.sleep(self.bot_delay)
-            self._commit(self._bot_choose(p))
+            self._commit(await self._bot_choose(p))
 
     async def _vizier(self, acts: tuple[int, ...]) -> None:
         """The simultaneous reveal: bots decide now, the human through ``submit``."""
@@ -223,7 +226,7 @@ class LocalSession:
         choices: dict[int, VizierChoice] = {}
         for p in acts:
             if p != self.seat:
-                c = self._bot_choose(p)
+                c = await self._bot_choose(p)
                 if not isinstance(c, VizierChoice):
                     raise RuntimeError(f"bot {self.names[p]} answered a Vizier with {c!r}")
                 choices[p] = c

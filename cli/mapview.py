@@ -1,8 +1,11 @@
-"""The route map as formatted text: rows from start to end, the caravan, every city's tiles.
+"""The route map as formatted text: rows from start to end, the caravan, every city's tiles
+and the roads between them.
 
 Rows are the longest-path depth from the start city, so any valid board (and the
 reverse variant, whose start is Antioch) lays out from where the caravan begins to
-where it ends without needing row numbers in the board file.
+where it ends without needing row numbers in the board file.  Where each city and road
+goes is :mod:`cli.map_layout`'s (a fixed geometry: nothing moves as tiles are taken);
+this module draws the state into it.
 """
 
 from __future__ import annotations
@@ -10,47 +13,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.formatted_text.utils import fragment_list_width
 
+from cli.map_layout import (
+    MapPlan,
+    board_rows,
+    city_label,
+    lanes_fit,
+    plan_map,
+    road_glyphs,
+)
 from cli.theme import tile_style, tile_symbol
 from engine.board import Board
 from engine.state import GameState
 
+__all__ = ["GONE", "HERE", "NEXT", "PASSED", "board_rows", "city_label", "city_row",
+           "map_lines", "map_plan", "map_window", "reachable", "render_map", "road_glyphs"]
+
 HERE, NEXT, PASSED, GONE = "▶", "›", "·", " "
-
-
-def board_rows(board: Board) -> list[list[int]]:
-    """Cities grouped by longest-path depth from the start (board order within a row)."""
-    depth = {board.start: 0}
-    order = _topological(board)
-    for c in order:
-        for n in board.succ[c]:
-            depth[n] = max(depth.get(n, 0), depth[c] + 1)
-    rows: list[list[int]] = [[] for _ in range(max(depth.values()) + 1)]
-    for c in range(len(board.cities)):
-        rows[depth[c]].append(c)
-    return rows
-
-
-def _topological(board: Board) -> list[int]:
-    seen: set[int] = set()
-    out: list[int] = []
-
-    def visit(c: int) -> None:
-        stack = [(c, iter(board.succ[c]))]
-        seen.add(c)
-        while stack:
-            node, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                stack.pop()
-                out.append(node)
-            elif nxt not in seen:
-                seen.add(nxt)
-                stack.append((nxt, iter(board.succ[nxt])))
-
-    visit(board.start)
-    return out[::-1]
 
 
 def reachable(board: Board, city: int) -> set[int]:
@@ -64,10 +43,6 @@ def reachable(board: Board, city: int) -> set[int]:
                 out.add(n)
                 todo.append(n)
     return out
-
-
-def city_label(board: Board, c: int) -> str:
-    return board.cities[c] + ("*" if board.printed[c] is not None else "")
 
 
 def _cell(
@@ -143,43 +118,11 @@ def city_row(board: Board, city: int) -> int:
     return next(r for r, row in enumerate(board_rows(board)) if city in row)
 
 
-def _positions(board: Board, rows: list[list[int]], name_w: int, full: int
-               ) -> dict[int, int]:
-    """Each city's cell start column (as :func:`render_map` draws it): the first city of a
-    row at 0, the next ones in fixed columns, a lone city centred over the first column."""
-    x: dict[int, int] = {}
-    for row in rows:
-        if len(row) == 1:
-            x[row[0]] = (full + 1) // 2 - full // 4
-            continue
-        for i, c in enumerate(row):
-            x[c] = i * (full + 1)
-    return x
-
-
-def road_glyphs(board: Board) -> dict[int, str]:
-    """Every city's roads onward as arrows pointing where the map draws their ends:
-    ``↓`` the city below, ``↙``/``↘`` one to the left/right.  The two columns of the map
-    cannot show diagonal roads with lines in the rows it has, so each city says where its
-    roads go (the inspector, key ``i``, names them)."""
-    rows = board_rows(board)
-    name_w = max(len(city_label(board, c)) for c in range(len(board.cities)))
-    x = _positions(board, rows, name_w, 2 + name_w)
-    centre = {c: x[c] + 2 + len(city_label(board, c)) // 2 for c in x}
-    out: dict[int, str] = {}
-    for c in range(len(board.cities)):
-        glyphs = []
-        for n in sorted(board.succ[c], key=lambda n: (centre[n], n)):
-            dx = centre[n] - centre[c]
-            glyphs.append("↓" if abs(dx) <= 3 else ("↘" if dx > 0 else "↙"))
-        out[c] = "".join(glyphs)
-    return out
-
-
 def _road_line(s: GameState, upper: list[int], lower: list[int], centre: dict[int, int],
                ahead: set[int]) -> StyleAndTextTuples:
     """The roads from one map row to the next as a line between them: ``│`` straight down,
-    ``╲``/``╱`` halfway along a diagonal road; roads the caravan can still take stand out."""
+    ``╲``/``╱`` halfway along a diagonal road (``╳`` where two cross); roads the caravan
+    can still take stand out."""
     board = s.board
     marks: dict[int, tuple[str, bool]] = {}
     for c in upper:
@@ -192,8 +135,10 @@ def _road_line(s: GameState, upper: list[int], lower: list[int], centre: dict[in
                 at, ch = a, "│"
             else:
                 at, ch = (a + b) // 2, "╲" if b > a else "╱"
-            if at not in marks or live:
-                marks[at] = (ch, live)
+            if at in marks and {marks[at][0], ch} == {"╲", "╱"}:
+                ch = "╳"  # two roads cross halfway: both stay drawn
+            if at not in marks or live or ch == "╳":
+                marks[at] = (ch, live or marks.get(at, ("", False))[1])
     out: StyleAndTextTuples = []
     x = 0
     for at in sorted(marks):
@@ -209,64 +154,56 @@ def map_lines(board: Board) -> int:
     return 2 * len(board_rows(board)) - 1
 
 
+
+
+def map_plan(s: GameState, width: int | None = None, grow: int = 0,
+             roads: bool = True) -> MapPlan:
+    """The geometry :func:`render_map` draws ``s`` into (same arguments)."""
+    return plan_map(s.board, s.config.tiles_per_city, width, grow, roads)
+
+
 def render_map(
     s: GameState, route: Sequence[int] = (), width: int | None = None,
-    height: int | None = None, roads: bool = True, lines: bool = False,
+    height: int | None = None, roads: bool = True, lines: bool = False, grow: int = 0,
 ) -> StyleAndTextTuples:
-    """The map, one line per row; a row's second city starts in a fixed column.
+    """The map, one line per row, every city in its fixed place (:mod:`cli.map_layout`).
 
-    Each city shows its roads onward (:func:`road_glyphs`), so diagonal roads such as
-    Yumen → Dunhuang are visible.  With ``height`` (lines available) a taller board shows
-    a window of rows around the caravan (:func:`map_window`), with a muted line saying how
-    many rows are hidden.  ``roads=False`` leaves the arrows out (a narrow terminal at a
-    five-tile table: the inspector still names every road).  ``lines`` draws the roads
-    between the rows too (:func:`_road_line`; a terminal tall enough for twice the rows)."""
+    ``width``: the columns the map may take; the roads are drawn in the lanes between the
+    columns (or as arrows in the cells) when they fit, else left out (the inspector, key
+    ``i``, names them; ``roads=False`` leaves them out anyway).  ``grow``: extra columns
+    a wide terminal lends to spread the lanes.  With ``height`` (lines available) a taller
+    board shows a window of rows around the caravan (:func:`map_window`), with a muted
+    line saying how many rows are hidden.  ``lines`` draws the roads between the rows
+    (:func:`_road_line`; a terminal tall enough for twice the rows), instead of the
+    arrows when those lines show every road."""
     board = s.board
-    rows = board_rows(board)
+    plan = map_plan(s, width, grow, roads)
+    rows = plan.rows
     first, end = map_window(len(rows), city_row(board, s.city), height)
     ahead = reachable(board, s.city)
-    name_w = max(len(city_label(board, c)) for c in range(len(board.cities)))
-    glyphs = road_glyphs(board) if roads else {}
-    roads_w = max((len(g) for g in glyphs.values()), default=0)
-    cells = [[_cell(s, c, route, ahead, name_w, glyphs.get(c, ""), roads_w) for c in row]
-             for row in rows]
-    # Columns sized for a full city, so the map does not shift as tiles are taken.
-    full = 2 + name_w + 1 + (roads_w + 1 if roads_w else 0) + 3 * s.config.tiles_per_city - 1
-    col_w = [full, full, full]
-    for row in cells:
-        for i, cell in enumerate(row[:3]):
-            col_w[i] = max(col_w[i], fragment_list_width(cell))
-    # where each cell starts: a row's first city at 0, the next in fixed columns, a lone
-    # city centred over the first column
-    starts: list[list[int]] = []
-    for row in cells:
-        xs: list[int] = []
-        x = 0
-        for i, cell in enumerate(row):
-            if i == 0 and len(row) == 1 and len(col_w) > 1 and col_w[1]:
-                x = (col_w[0] + 1) // 2 - fragment_list_width(cell) // 4
-            elif i:
-                x += max(1, sum(col_w[:i]) + i - x)
-            xs.append(x)
-            x += fragment_list_width(cell)
-        starts.append(xs)
-    centre = {c: starts[r][i] + 2 + len(city_label(board, c)) // 2
-              for r, row in enumerate(rows) for i, c in enumerate(row)}
+    centre = {c: plan.centre(c) for c in plan.x}
+    twice = lines and lanes_fit(board)
     out: StyleAndTextTuples = []
     if first:
         out.append(("class:muted", f"  ↑ {first} more row{'s' * (first > 1)} passed\n"))
-    for r, row in enumerate(cells[first:end]):
-        if r:
+    for r in range(first, end):
+        if r > first:
             out.append(("", "\n"))
             if lines:
-                out.extend(_road_line(s, rows[first + r - 1], rows[first + r], centre, ahead))
+                out.extend(_road_line(s, list(rows[r - 1]), list(rows[r]), centre, ahead))
                 out.append(("", "\n"))
+        # when the lines between the rows show every road, arrows would say it twice
+        pieces: list[tuple[int, StyleAndTextTuples]] = [
+            (plan.x[c], _cell(s, c, route, ahead, plan.name_w[c], *(
+                ("", 0) if twice else (plan.arrows[c], plan.arrows_w[c])))) for c in rows[r]]
+        for mark in () if twice else plan.lanes.get(r, ()):
+            live = any(c in ahead for c in mark.sources)
+            pieces.append((mark.x, [("class:road" if live else "class:route", mark.glyph)]))
         x = 0
-        for cell, at in zip(row, starts[first + r], strict=True):
-            out.append(("", " " * max(0 if not x else 1, at - x)))
-            x = max(x + (1 if x else 0), at)
-            out.extend(cell)
-            x += fragment_list_width(cell)
+        for at, frags in sorted(pieces, key=lambda p: p[0]):
+            out.append(("", " " * max(0, at - x)))
+            out.extend(frags)
+            x = max(x, at) + sum(len(t) for _, t, *_ in frags)
     if end < len(rows):
         left = len(rows) - end
         out.append(("class:muted", f"\n  ↓ {left} more row{'s' * (left > 1)} ahead"))

@@ -17,25 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from cli.net_session import NetSession
+from cli.verdict import audit_summary
 from engine.colours import COLOURS
 from engine.game import score_table, winners
 from p2p.store import write_private
 
 EXIT_OK, EXIT_FAIL = 0, 1
-
-
-def verdict_of(code: int) -> str:
-    return {0: "fair", 1: "unfair", 3: "not certified"}.get(code, "unreadable")
-
-
-def audit_summary(path: Path) -> dict[str, Any]:
-    """Audit a transcript (signatures, proofs, engine replay) and summarise it for JSON."""
-    from p2p.game_audit import audit_game, summary
-
-    report = audit_game(path)
-    out = summary(report)
-    out["verdict"] = verdict_of(report.exit_code)
-    return out
 
 
 def silkroad_command() -> str:
@@ -118,10 +105,13 @@ def finish_report(session: NetSession, target: Path, seed: int | None, wall: flo
     names = session.names
     table = score_table(s)
     win = winners(s)
-    if copied is not None and not headless:
-        # the player at the table gets the verdict too (a headless run has it in its JSON)
-        print("Auditing the transcript (every signature, proof and rule)…", flush=True)
-    audit = audit_summary(copied) if copied is not None else None
+    # the end screen audited the transcript already (the copy has the very same bytes)
+    audit: dict[str, Any] | None = dict(session.verdict) if session.verdict else None
+    if audit is None and copied is not None:
+        if not headless:
+            # the player at the table gets the verdict too (a headless run: in its JSON)
+            print("Auditing the transcript (every signature, proof and rule)…", flush=True)
+        audit = audit_summary(copied)
     if as_json:
         out = {
             "seed": seed,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,10 @@ from cli.session import (
     SessionError,
     StateChanged,
     Status,
+    Talk,
+    Verdict,
 )
+from cli.verdict import audit_summary
 from crypto.shuffle import DEFAULT_LAMBDA
 from engine.actions import RESOLVER, Action
 from engine.errors import IllegalAction
@@ -130,6 +134,8 @@ class NetSession:
         self.handle = TableHandle()
         self.handle.when_ready(self._ready)
         self.handle.subscribe(self._on_step)
+        self.handle.on_talk(lambda line: self._emit(
+            Talk(line.seat, self.names[line.seat], line.text, line.hidden)))
         state = new_game(make_config(len(self.seats)))
         self._state: GameState = state
         #: steps narrated so far (a jump means we resumed mid-game: see _retell)
@@ -137,7 +143,7 @@ class NetSession:
         #: after a resume, the step after which "you rejoined here" is told
         self._rejoin_at: int | None = None
         self._hand: dict[int, int] = {}
-        self.narrator = Narrator(self.names, viewer=seat)
+        self.narrator = Narrator(self.names, viewer=seat, hidden_money=hidden_money)
         self.history: list[str] = []
         self._stream = EventStream()
         self._pending: tuple[list[Action], asyncio.Future[Action]] | None = None
@@ -153,6 +159,10 @@ class NetSession:
         self._stall_shown = False
         self._closed = False
         self.outcome: RunOutcome | None = None
+        #: the audit of our transcript once the screen asked for it (summary, with the
+        #: ``verdict`` and ``exit_code`` of ``silkroad audit``): finish_report reuses it
+        self.verdict: dict[str, object] | None = None
+        self._verdict_task: asyncio.Task[None] | None = None
         self.stopped: TableStopped | None = None
         self.error: str | None = None
         self.finished = asyncio.Event()
@@ -233,12 +243,45 @@ class NetSession:
         self._closed = True
         if self._pending is not None and not self._pending[1].done():
             self._pending[1].cancel()
-        for task in (self._task, self._poller):
+        for task in (self._task, self._poller, self._verdict_task):
             if task is not None and not task.done():
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
         self._stream.end()
+
+    def start_verdict(self) -> bool:
+        """Audit our finished game's transcript aside (a worker thread), as ``silkroad
+        audit`` would, while the player reads the scores; :class:`Verdict` events say how
+        it stands, and :attr:`verdict` keeps the result for the report after the screen."""
+        path = self.outcome.transcript if self.outcome is not None else None
+        if path is None or self._verdict_task is not None:
+            return False
+        self._emit(Verdict("Auditing the transcript: every signature, proof and rule…",
+                           done=False))
+        self._verdict_task = asyncio.get_running_loop().create_task(self._audit(path))
+        return True
+
+    async def _audit(self, path: Path) -> None:
+        t0 = time.perf_counter()
+        try:
+            out = await asyncio.to_thread(audit_summary, path)
+        except Exception as exc:  # an unreadable file: say so, the report audits again
+            self._emit(Verdict(f"The audit failed: {clean(str(exc))}", fair=False))
+            return
+        self.verdict = out
+        took = time.perf_counter() - t0
+        fair = out.get("exit_code") == 0
+        words = clean(str(out.get("text") or out.get("status") or ""), 160)
+        self._emit(Verdict(f"Audit ({took:.1f} s): {words}", fair=fair))
+
+    def say(self, text: str) -> str | None:
+        """Table talk (:class:`cli.session.TalkingTable`): a signed line to every seat."""
+        if self.seat is None:
+            return "only a player at the table can talk"
+        if self.finished.is_set():
+            return "the game is over: talk is closed"
+        return self.handle.say(text)
 
     def abandon(self) -> bool:
         """Give up on a stalled table (the UI's "abandon"): our table stops, naming the seats
@@ -387,6 +430,7 @@ class NetSession:
 
     def _watch_links(self) -> None:
         now = self.handle.links()
+        left = self.handle.left()  # said goodbye (quit on purpose) rather than dropped
         for s, up in sorted(now.items()):
             was = self._links.get(s)
             if was is None:
@@ -395,7 +439,7 @@ class NetSession:
                 continue
             if up != was:
                 self._links[s] = up
-                self._emit(PeerLink(s, self.names[s], up))
+                self._emit(PeerLink(s, self.names[s], up, left=not up and s in left))
                 if up and self._stall is not None and s in self._stall[0][1]:
                     # back: the wait on it starts again from now, not from the drop
                     self._stall = None

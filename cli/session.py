@@ -37,11 +37,13 @@ class Status:
 
 @dataclass(frozen=True)
 class PeerLink:
-    """A peer's connection dropped (``connected=False``) or came back."""
+    """A peer's connection dropped (``connected=False``) or came back.  ``left``: it went
+    because the peer said goodbye (its player quit; it can resume), not a lost link."""
 
     seat: int
     name: str
     connected: bool
+    left: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,28 @@ class SessionError:
     fatal: bool = False
 
 
-Event = StateChanged | Status | PeerLink | GameOver | SessionError
+@dataclass(frozen=True)
+class Talk:
+    """A line of table talk, signed by ``seat`` (already cleaned for the screen);
+    ``hidden``: that seat's lines not shown just before it (it talked too fast)."""
+
+    seat: int
+    name: str
+    text: str
+    hidden: int = 0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The audit of the finished game's transcript: ``done`` False while it runs; then
+    ``fair`` says whether the game is certified, ``text`` the audit's words."""
+
+    text: str
+    done: bool = True
+    fair: bool = False
+
+
+Event = StateChanged | Status | PeerLink | GameOver | SessionError | Talk | Verdict
 
 
 @dataclass
@@ -134,6 +157,26 @@ class NetworkTable(Protocol):
 
     def abandon(self) -> bool:
         """Stop waiting: the table stops naming the silent seats (False: no table)."""
+        ...
+
+
+@runtime_checkable
+class AuditedTable(Protocol):
+    """A session whose game leaves a signed transcript: at the end the screen asks for
+    its audit (run aside; the :class:`Verdict` events say how it stands)."""
+
+    def start_verdict(self) -> bool:
+        """Start auditing the finished game's transcript (False: there is none)."""
+        ...
+
+
+@runtime_checkable
+class TalkingTable(Protocol):
+    """A session whose players can talk across the table (every networked table: lines
+    are signed and kept in the transcript).  A local table of bots has nobody to hear."""
+
+    def say(self, text: str) -> str | None:
+        """Send a line; returns why it was not sent, or None."""
         ...
 
 

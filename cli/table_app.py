@@ -9,6 +9,7 @@ serves the in-process table and the networked one.
 from __future__ import annotations
 
 import asyncio
+import math
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
@@ -21,6 +22,7 @@ from cli.choices import Choice
 from cli.commands_parse import CommandCompleter, CommandError, CommandParser
 from cli.mapview import board_rows
 from cli.session import (
+    AuditedTable,
     Event,
     GameOver,
     NetworkTable,
@@ -29,8 +31,13 @@ from cli.session import (
     StateChanged,
     Status,
     TableSession,
+    Talk,
+    TalkingTable,
+    Verdict,
 )
 from cli.table_keys import table_bindings
+from cli.table_talk import log_line as talk_line
+from cli.table_talk import spoken
 from cli.table_view import (
     KEYS,
     MIN_SIZE,
@@ -50,6 +57,12 @@ UNDO_SECONDS = 2.5
 """How long a declined tile (picked from the menu) waits for Esc before it is declined."""
 AUTO_SECONDS = 1.0
 """How long a prompt with only one possible choice shows before it plays itself."""
+TICK_SECONDS = 0.25
+"""How often the decline's countdown is redrawn."""
+DRAW_WAIT = 1.0
+"""The longest a move waits for the screen to show it as sent before it goes anyway."""
+ON_ITS_WAY = "your move"
+"""How the error for a key pressed while our move is on its way begins."""
 
 __all__ = ["KEYS", "MIN_SIZE", "PANEL_MIN", "TableApp", "passed_cities", "run_table",
            "stale_status"]
@@ -84,8 +97,13 @@ class TableApp(TableView):
         self.inspect = 0  # the city the inspector shows
         self.confirm: Choice | None = None  # a menu pick waiting for y (overlay "confirm")
         self.undo: tuple[Choice, asyncio.TimerHandle] | None = None  # a decline Esc can stop
+        self.undo_until = 0.0  # the loop time the waiting decline is played at
+        self.sending: Choice | None = None  # a move handed to the session, not yet played
+        self._sent_from: list[Action] = []  # what was legal when it was sent
+        self.gone: set[int] = set()  # seats away because they left (not a dropped link)
         self.log_scroll = 0  # log lines scrolled back from the newest (PgUp/PgDn)
         self.end_note: tuple[str, ...] = ()  # how the game ended, shown over the scores
+        self.verdict: Verdict | None = None  # the transcript's audit, under the scores
         self._auto: asyncio.TimerHandle | None = None
         self.version = 0
         self._parser: tuple[int, list[Action], CommandParser] | None = None
@@ -145,6 +163,13 @@ class TableApp(TableView):
     # --- events from the session ------------------------------------------------------------
     def handle(self, ev: Event) -> None:
         """Apply one session event to the screen state (also called directly by tests)."""
+        if self.sending is not None and not self.pending_busy() and (
+                isinstance(ev, StateChanged | SessionError | GameOver)
+                or (isinstance(ev, Status) and (ev.text or "").startswith("You chose"))):
+            # the table has our move (played, or the Vizier's choice noted) or stopped
+            self.sending = None
+            if self.error.startswith(ON_ITS_WAY):
+                self.error = ""  # no longer true
         if isinstance(ev, StateChanged):
             if ev.lines and self.log_scroll:
                 if any(touches_me(line) for line in ev.lines):
@@ -176,14 +201,23 @@ class TableApp(TableView):
             if self.ended():
                 # peers leave once the game is over (or stopped): that is normal, not news
                 self.away.pop(ev.seat, None)
+                self.gone.discard(ev.seat)
             elif ev.connected:
                 self.away.pop(ev.seat, None)
                 if self.status is not None and (self.status.text or "").startswith("Waiting"):
                     self.status = None  # whoever we waited for may be back: not stale news
                 self.back = f"{ev.name} is back at the table."
-                self.log.append(f"{ev.name} reconnected.")
+                again = "came back" if ev.seat in self.gone else "reconnected"
+                self.log.append(f"{ev.name} {again}.")
+                self.gone.discard(ev.seat)
+            elif ev.left:
+                self.away[ev.seat] = ev.name
+                self.gone.add(ev.seat)
+                self.log.append(f"{ev.name} left the table (they can come back to it with "
+                                "silkroad join --resume and their game folder).")
             else:
                 self.away[ev.seat] = ev.name
+                self.gone.discard(ev.seat)
                 self.log.append(f"{ev.name} lost the connection.")
             for i, info in enumerate(self.session.seats):
                 if i == ev.seat:
@@ -192,6 +226,13 @@ class TableApp(TableView):
             self.over = True
             self.stack = []
             self.away.clear()
+            self.gone.clear()
+            if isinstance(self.session, AuditedTable):
+                self.session.start_verdict()  # the verdict comes while the scores show
+        elif isinstance(ev, Verdict):
+            self.verdict = ev
+        elif isinstance(ev, Talk):
+            self.log.append(talk_line(ev, self.session.seat))
         elif isinstance(ev, SessionError):
             self.log.append(f"! {ev.text}")
             if ev.fatal:
@@ -214,6 +255,17 @@ class TableApp(TableView):
         return self.over or self.fatal is not None or \
             self.session.view().state.phase == Phase.OVER
 
+    def forced(self) -> Choice | None:
+        """The menu's only choice, when it offers just one (at the top level): nothing to
+        decide, so it plays itself (:meth:`_plan_auto`) and a key plays it at once, with
+        no question and no grace period (there is nothing else to go back to)."""
+        if self.stack or self.ended():
+            return None
+        entries = self.entries()
+        if len(entries) == 1 and entries[0].choice is not None:
+            return entries[0].choice
+        return None
+
     def _plan_auto(self) -> None:
         """A prompt with exactly one possible choice (e.g. "stop trading") plays it after
         :data:`AUTO_SECONDS` unless the player acts first: nothing to decide, no key to
@@ -221,31 +273,41 @@ class TableApp(TableView):
         if self._auto is not None:
             self._auto.cancel()
             self._auto = None
-        legal = self.session.legal() if not self.ended() else []
-        if len(legal) != 1 or self.undo is not None:
+        only = self.forced()
+        if only is None or self.undo is not None:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
         version = self.version
-        only = legal[0]
 
         def fire() -> None:
             self._auto = None
-            if self.version != version or self.session.legal() != [only] or \
-                    self.overlay is not None or self.input.text or self.pending_busy():
+            now = self.forced()
+            if self.version != version or now is None or now.action != only.action or \
+                    self.overlay is not None or self.input.text or self.busy():
                 return
-            p = self.parser()
-            choice = next((c for c in p.choices if c.action == only), None) if p else None
-            if choice is not None:
-                self.act(choice)
-                self.app.invalidate()
+            self.act(now)
+            self.app.invalidate()
 
         self._auto = loop.call_later(AUTO_SECONDS, fire)
 
     def pending_busy(self) -> bool:
         return self.pending is not None and not self.pending.done()
+
+    def busy(self) -> bool:
+        """Whether a move of ours is on its way (handed over, not yet played)."""
+        if self.pending_busy():
+            return True
+        if self.sending is None:
+            return False
+        legal = self.session.legal()
+        if legal and legal != self._sent_from:
+            # the table asks us again, so it has our move (its news is still queued)
+            self.sending = None
+            return False
+        return True
 
     async def _pump(self) -> None:
         async for ev in self.session.events():
@@ -254,25 +316,70 @@ class TableApp(TableView):
 
     # --- acting ---------------------------------------------------------------------------------
     def act(self, choice: Choice) -> None:
-        """Submit a chosen action; an IllegalAction becomes the one-line error."""
+        """Submit a chosen action; an IllegalAction becomes the one-line error.  The screen
+        shows the move as on its way at once (:attr:`sending`), and any key that would
+        send another before the table has this one says so instead."""
+        if self.busy():
+            self.error = self._on_its_way()
+            return
         self.error = ""
         self.seen = len(self.log)
+        self.sending = choice
+        self._sent_from = self.session.legal()
         self.pending = asyncio.get_running_loop().create_task(self._submit(choice))
 
+    def _on_its_way(self) -> str:
+        what = self.sending.label if self.sending is not None else "a move"
+        return f"{ON_ITS_WAY} ({what}) is on its way — wait for the table"
+
     async def _submit(self, choice: Choice) -> None:
+        await self._drawn()
         try:
             await self.session.submit(choice.action)
         except IllegalAction as exc:
             self.error = exc.message
+            self.sending = None
+        except BaseException:
+            self.sending = None
+            raise
         self.stack = []
         self.sel = 0
         self.version += 1
         self.app.invalidate()
 
+    async def _drawn(self) -> None:
+        """Wait until the screen has been drawn since now: the move shows as on its way
+        before the session gets it, since signing it and the crypto that follows may keep
+        this process busy for a while on a loaded machine (a player who sees nothing
+        presses again)."""
+        app = self.app
+        if not app.is_running:
+            return
+        counter = app.render_counter
+        drawn = asyncio.Event()
+
+        def after(_: object) -> None:
+            drawn.set()
+
+        app.after_render += after
+        try:
+            app.invalidate()
+            async with asyncio.timeout(DRAW_WAIT):
+                while app.render_counter == counter and app.is_running:
+                    drawn.clear()
+                    await drawn.wait()
+        except TimeoutError:
+            pass  # an output that never draws: send all the same
+        finally:
+            app.after_render -= after
+
     def pick(self, index: int) -> None:
         """A menu pick (digit or Enter): a slip must be recoverable, so a pick that throws
         a tile away waits :data:`UNDO_SECONDS` for Esc, and one that runs an exchange asks
         first (it cannot be undone and may give back just what it takes)."""
+        if self.busy():
+            self.error = self._on_its_way()
+            return
         entries = self.entries()
         if not entries:
             self.error = "nothing to choose now: " + self.title_text()
@@ -286,7 +393,10 @@ class TableApp(TableView):
             self.sel = 0
             self.error = ""
         elif e.choice is not None:
-            if self.confirm_text(e.choice):
+            forced = self.forced()
+            if forced is not None and forced.action == e.choice.action:
+                self.act(e.choice)  # the only choice: it plays itself, so no question
+            elif self.confirm_text(e.choice):
                 self.confirm = e.choice
                 self.overlay = "confirm"
                 self.error = ""
@@ -318,18 +428,46 @@ class TableApp(TableView):
         return f" Exchange {words}?{note}\n It cannot be undone."
 
     def start_undo(self, choice: Choice) -> None:
+        """Wait :data:`UNDO_SECONDS` before ``choice`` is played, counting down on the line
+        above the menu (where the player looks); Esc keeps the tile, Enter plays it now.
+        The count starts once the screen shows it: a loaded machine that draws late does
+        not eat the grace."""
         self.cancel_undo()
         loop = asyncio.get_running_loop()
+        drawn_at = self.app.render_counter
 
         def fire() -> None:
+            nonlocal drawn_at
+            if self.undo is None or self.undo[0] is not choice:
+                return
+            if self.app.is_running and self.app.render_counter == drawn_at:
+                # never drawn since it began (a loaded machine): the grace starts again
+                drawn_at = self.app.render_counter
+                self.undo = (choice, loop.call_later(UNDO_SECONDS, fire))
+                self.undo_until = loop.time() + UNDO_SECONDS
+                return
+            self.undo = None
+            if choice.action in self.session.legal():
+                self.act(choice)
+            self.app.invalidate()
+
+        def tick() -> None:
             if self.undo is not None and self.undo[0] is choice:
-                self.undo = None
-                if choice.action in self.session.legal():
-                    self.act(choice)
                 self.app.invalidate()
+                loop.call_later(TICK_SECONDS, tick)
 
         self.undo = (choice, loop.call_later(UNDO_SECONDS, fire))
+        self.undo_until = loop.time() + UNDO_SECONDS
+        loop.call_later(TICK_SECONDS, tick)
         self.error = ""
+
+    def undo_left(self) -> int:
+        """Whole seconds left before the waiting decline is played (at least 1)."""
+        try:
+            now = asyncio.get_running_loop().time()
+        except RuntimeError:
+            return max(1, math.ceil(UNDO_SECONDS))
+        return max(1, math.ceil(self.undo_until - now))
 
     def cancel_undo(self) -> bool:
         if self.undo is None:
@@ -346,7 +484,19 @@ class TableApp(TableView):
             if choice.action in self.session.legal():
                 self.act(choice)
 
+    def say(self, text: str) -> None:
+        """Table talk: a signed line to every seat (``say gg``, ``'gg``, F2…F4)."""
+        s = self.session
+        if not isinstance(s, TalkingTable):
+            self.error = "nobody to talk to: the bots of a local table do not read"
+            return
+        self.error = s.say(text) or ""
+
     def run_command(self, text: str) -> None:
+        line = spoken(text)
+        if line is not None:
+            self.say(line)
+            return
         word = text.strip().lower()
         if word in ("help", "?"):
             self.overlay = "help"

@@ -12,6 +12,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from cli.help_text import PAGES
+from cli.table_talk import QUICK
 from cli.table_view import KEYS
 
 if TYPE_CHECKING:
@@ -78,6 +79,11 @@ def table_bindings(app: TableApp) -> KeyBindings:
     @kb.add("i", filter=empty)
     def _inspect(event: KeyPressEvent) -> None:
         app.open_inspector()
+
+    for key, phrase in QUICK:
+        def _quick(event: KeyPressEvent, phrase: str = phrase) -> None:
+            app.say(phrase)
+        kb.add(key)(_quick)
 
     @kb.add("?", filter=empty)
     @kb.add("f1")

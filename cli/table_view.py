@@ -16,31 +16,20 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from prompt_toolkit.application import Application
-from prompt_toolkit.data_structures import Point
-from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.layout import (
-    ConditionalContainer,
-    Dimension,
-    Float,
-    FloatContainer,
-    HSplit,
-    VSplit,
-    Window,
-)
-from prompt_toolkit.layout.controls import FormattedTextControl
-from prompt_toolkit.layout.menus import CompletionsMenu
-from prompt_toolkit.widgets import Frame, TextArea
+from prompt_toolkit.layout import FloatContainer, Window
+from prompt_toolkit.widgets import TextArea
 
 from cli.choices import Choice
 from cli.help_text import PAGES
-from cli.mapview import board_rows, map_lines, render_map
+from cli.mapview import board_rows, map_lines, map_plan, render_map
 from cli.panels import (
     YOU,
     decision_title,
     fit_name,
     goods_counts,
     goods_frags,
+    money_label,
     pawn_seat,
     render_players,
     render_scores,
@@ -50,12 +39,17 @@ from cli.screen import screen_size
 from cli.session import (
     Status,
     TableSession,
+    Verdict,
 )
+from cli.table_layout import table_layout
+from cli.table_talk import TALK_MARK
 from cli.theme import legend_lines
 from engine.state import Phase
 
 MENU_ROWS = 3
 KEYS = "1234567890"
+SENDING = "⧗"
+"""Marks a move on its way: picked and handed to the table, not played yet."""
 FIXED_ROWS = 1 + 1 + 2 + 1 + MENU_ROWS + 1
 """Screen lines that are not the map: header, banner, log (at least 2), title, menu and
 the command line.  The map gets what is left (a tall board scrolls, see ``render_map``)."""
@@ -63,6 +57,9 @@ LOG_ROOM = 4
 """Lines beyond the minimum the log keeps when the map draws its roads between rows."""
 PANEL_MIN = 24
 """Columns the players' panels keep beside the map (names stay readable)."""
+PANEL_WANT = 36
+"""Columns the panels take on a wide terminal before the map spreads its lanes into the
+rest (the legend then fits the panel in a few lines)."""
 MIN_SIZE = (80, 24)
 """The smallest terminal the full table fits; below it a compact table says so."""
 
@@ -98,8 +95,12 @@ class TableView(ABC):
     inspect: int
     confirm: Choice | None
     undo: tuple[Choice, asyncio.TimerHandle] | None
+    sending: Choice | None
+    log_window: Window
+    gone: set[int]
     log_scroll: int
     end_note: tuple[str, ...]
+    verdict: Verdict | None
     _hidden_money: bool | None
 
     def stalled(self) -> bool:
@@ -121,6 +122,14 @@ class TableView(ABC):
     @abstractmethod
     def abandon_target(self) -> str:
         """Who we would stop waiting for."""
+
+    @abstractmethod
+    def undo_left(self) -> int:
+        """Seconds left before a waiting decline is played."""
+
+    @abstractmethod
+    def forced(self) -> Choice | None:
+        """The menu's only choice, which plays itself (None: there is a choice)."""
 
     def _width(self) -> int:
         return screen_size()[0]
@@ -227,10 +236,15 @@ class TableView(ABC):
             return [("class:banner.bad", f" {what.capitalize()} in a moment — Esc keeps the "
                                          "tile, Enter: now ")]
         if self.away:
-            names = ", ".join(self.away.values())
+            left = [n for s, n in self.away.items() if s in self.gone]
+            lost = [n for s, n in self.away.items() if s not in self.gone]
+            why = " and ".join(x for x in (
+                f"{', '.join(left)} left the table" if left else "",
+                f"{', '.join(lost)} disconnected" if lost else "") if x)
+            how = " (silkroad join --resume)" if left else ""
             gone = " — a: abandon the table" if self.stalled() else ""
-            return [("class:banner.bad", f" {names} disconnected — waiting for them to "
-                                         f"come back (the table pauses){gone} ")]
+            return [("class:banner.bad", f" {why} — waiting for them to come back{how}; "
+                                         f"the table pauses{gone} ")]
         words = self.session.auth_words
         if self.status is not None and self.status.text:
             text = f" {self.status.text}"
@@ -265,15 +279,25 @@ class TableView(ABC):
             for line in self.end_note[:-1]:  # how it ended (the last line names the winner)
                 out.append(("class:log.me", "  " + line + "\n"))
             out.extend(render_scores(s, self.session.names, self.session.seat))
+            v = self.verdict
+            if v is not None:
+                style = "class:muted" if not v.done else (
+                    "class:win" if v.fair else "class:error")
+                out.append((style, "\n  " + v.text + "\n"))
             return out
-        return render_map(s, self.route, height=self._body_height(), roads=self.roads(),
+        room, grow = self._map_room()
+        return render_map(s, self.route, width=room, grow=grow, height=self._body_height(),
                           lines=self.road_lines())
 
-    def roads(self) -> bool:
-        """Whether the map draws its road arrows: when the players' panels keep room for
-        names (at least :data:`PANEL_MIN` columns); else the inspector names the roads."""
+    def _map_room(self) -> tuple[int, int]:
+        """(columns the map may take, columns it may spread into): the players' panels
+        keep :data:`PANEL_MIN` columns for names (the map leaves its roads out rather than
+        squeeze them; the inspector names them), and on a wide terminal the map spreads
+        into what the panels do not want (:data:`PANEL_WANT`)."""
         s = self.session.view().state
-        return self._width() - _text_width(render_map(s, self.route)) - 1 >= PANEL_MIN
+        room = self._width() - 1 - PANEL_MIN
+        natural = map_plan(s, room).width
+        return room, max(0, self._width() - 1 - PANEL_WANT - natural)
 
     def players_text(self) -> StyleAndTextTuples:
         view = self.session.view()
@@ -302,7 +326,7 @@ class TableView(ABC):
         for p in range(s.players):
             if p:
                 out.append(("", "\n"))
-            money = "?" if self.hidden_money() and p != me else str(s.money[p])
+            money = money_label(s, p, me, self.hidden_money())
             turn = "▶" if p in waiting else " "
             pawn = "♛" if p == pawn_seat(s) and s.phase not in (Phase.SEED, Phase.DEAL) \
                 else " "
@@ -332,8 +356,12 @@ class TableView(ABC):
         s = self.session.view().state
         if s.phase == Phase.OVER:
             return self._width()  # the score table replaces map and panels
-        # the whole map's width (every row), so the panels do not shift as the map scrolls
-        return _text_width(render_map(s, self.route, roads=self.roads())) + 1
+        # the map's fixed width (every row, every tile), so the panels never shift: not
+        # as the map scrolls, nor as the markets empty; a blank column before the panels
+        # unless that would take one of the panels' PANEL_MIN
+        room, grow = self._map_room()
+        width = map_plan(s, room, grow).width
+        return width + 1 if width < room else width
 
     def legend(self) -> StyleAndTextTuples:
         out: StyleAndTextTuples = []
@@ -361,6 +389,8 @@ class TableView(ABC):
             style = "class:log.new" if i >= self.seen else "class:log"
             if touches_me(line):
                 style = "class:log.me"
+            if line.startswith(TALK_MARK):
+                style = "class:log.talk"
             if line.startswith("!"):
                 style = "class:error"
             rows.extend((style, " " + part) for part in self._wrap(line))
@@ -393,6 +423,13 @@ class TableView(ABC):
     def title(self) -> StyleAndTextTuples:
         if self.error:
             style, text = "class:error", " ✗ " + self.error
+        elif self.sending is not None:
+            style = "class:menu.title"
+            text = f" {SENDING} Sending your move: {self.sending.label}…"
+        elif self.undo is not None:  # the grace before a decline, where the player looks
+            style = "class:banner.bad"
+            text = (f" {self.undo[0].label.capitalize()} in {self.undo_left()} s — "
+                    "Esc: keep the tile · Enter: now ")
         else:
             text = self.title_text()
             if self.stack:
@@ -413,7 +450,7 @@ class TableView(ABC):
         plays itself."""
         entries = self.entries()
         start, size = self._page()
-        if len(entries) == 1 and entries[0].choice is not None and not self.stack:
+        if self.forced() is not None:
             return "(the only choice: it plays itself)"
         if len(entries) > start + size or start:
             shown = min(size, len(entries) - start)
@@ -435,12 +472,15 @@ class TableView(ABC):
     def _menu_rows(self) -> int:
         """Rows the menu needs now (at most :data:`MENU_ROWS`): the log gets the rest, so
         while others play (a one-line note) it shows two more lines."""
-        if not self.entries():
+        if not self.entries() or self.sending is not None:
             return 1
         rows, own_row = self._menu_layout()
         return rows + own_row
 
     def menu_text(self) -> StyleAndTextTuples:
+        if self.sending is not None:  # the pick, acknowledged until the table has it
+            return [("class:menu.key", f" {SENDING} "), ("class:menu.sel", self.sending.label),
+                    ("class:muted", "  on its way — the table is taking it")]
         entries = self.entries()
         if not entries:
             if self.over or self.fatal:
@@ -462,7 +502,8 @@ class TableView(ABC):
                 key = KEYS[i] if i < len(KEYS) else "·"
                 label = e.label + ("  ›" if e.group else "")
                 label = label[: colw - 4]
-                sel = start + i == self.sel
+                sel = start + i == self.sel if self.undo is None else (
+                    e.choice is not None and e.choice.action == self.undo[0].action)
                 out.append(("class:menu.key", f" {key} "))
                 out.append(("class:menu.sel" if sel else "", label))
                 out.append(("", " " * (colw - 3 - len(label))))
@@ -507,107 +548,7 @@ class TableView(ABC):
         return [("class:overlay", " " + "\n ".join(lines))]
 
     def _layout(self) -> FloatContainer:
-        playing = Condition(lambda: self.session.view().state.phase != Phase.OVER)
-        big = Condition(lambda: not self.small())
-        body = VSplit([
-            Window(FormattedTextControl(self.map_text), width=lambda: self._map_width()),
-            ConditionalContainer(VSplit([
-                Window(width=1, char="│", style="class:frame.border"),
-                Window(FormattedTextControl(self.players_text)),
-            ]), filter=playing),
-        ], height=lambda: Dimension.exact(self._body_height()))
-        log_control = FormattedTextControl(
-            self.log_text,
-            get_cursor_position=lambda: _last_line(self.log_text()),
-            show_cursor=False,
-        )
-        self.log_window = Window(log_control, height=Dimension(min=1, weight=1))
-        main = HSplit([
-            Window(FormattedTextControl(self.header), height=1, style="class:status"),
-            ConditionalContainer(
-                Window(FormattedTextControl(self.banner), height=1),
-                filter=Condition(lambda: bool(self.banner())),
-            ),
-            ConditionalContainer(body, filter=big),
-            ConditionalContainer(
-                Window(FormattedTextControl(self.compact_players),
-                       height=lambda: self.session.view().state.players),
-                filter=~big & playing,
-            ),
-            ConditionalContainer(
-                Window(FormattedTextControl(self.legend),
-                       height=lambda: len(legend_lines(self._width() - 2))),
-                filter=Condition(self.legend_visible),
-            ),
-            self.log_window,
-            Window(FormattedTextControl(self.title), height=self._title_rows),
-            Window(FormattedTextControl(self.menu_text), height=self._menu_rows),
-            self.input,
-        ])
-        help_box = Frame(
-            Window(FormattedTextControl(self.help_text), style="class:overlay"),
-            title=self.help_title,
-            style="class:overlay",
-        )
-        city_box = Frame(
-            Window(FormattedTextControl(self.city_text), style="class:overlay",
-                   height=lambda: 1 + sum(t.count("\n") for _, t, *_ in self.city_text())),
-            title="City",
-            style="class:overlay",
-        )
-        abandoning_now = Condition(lambda: self.overlay == "abandon")
-        quit_box = Frame(
-            Window(FormattedTextControl(
-                " Leave the table? The game record is kept.\n\n  y: leave    any other key: stay "
-            ), height=3, width=46, style="class:overlay"),
-            title="Quit",
-            style="class:overlay",
-        )
-        abandon_box = Frame(
-            Window(FormattedTextControl(lambda: (
-                f" Stop waiting for {self.abandon_target()}?\n The game ends here; "
-                "the record so far is kept.\n\n  y: abandon    any other key: keep waiting ")),
-                height=4, width=60, style="class:overlay"),
-            title="Abandon the table",
-            style="class:overlay",
-        )
-        confirm_box = Frame(
-            Window(FormattedTextControl(lambda: (
-                (self.confirm_text(self.confirm) if self.confirm else "")
-                + "\n\n  y or Enter: do it    n or Esc: back ")),
-                height=5, width=min(60, max(20, self._width() - 2)), style="class:overlay"),
-            title="Are you sure?",
-            style="class:overlay",
-        )
-        return FloatContainer(
-            content=main,
-            floats=[
-                Float(xcursor=True, ycursor=True,
-                      content=ConditionalContainer(
-                          CompletionsMenu(max_height=6, scroll_offset=1),
-                          filter=Condition(lambda: bool(self.input.text)
-                                           and self.overlay is None))),
-                Float(ConditionalContainer(help_box, filter=Condition(
-                    lambda: self.overlay == "help")), top=0, bottom=0, left=0, right=0),
-                Float(ConditionalContainer(city_box, filter=Condition(
-                    lambda: self.overlay == "city")), top=1, left=1, right=1),
-                Float(ConditionalContainer(quit_box, filter=Condition(
-                    lambda: self.overlay == "quit"))),
-                Float(ConditionalContainer(abandon_box, filter=abandoning_now)),
-                Float(ConditionalContainer(confirm_box, filter=Condition(
-                    lambda: self.overlay == "confirm"))),
-            ],
-        )
-
-
-def _last_line(frags: StyleAndTextTuples) -> Point:
-    """Where the log's cursor sits: its last row, so the window scrolls to the newest."""
-    return Point(x=0, y=sum(t.count("\n") for _, t, *_ in frags))
-
-
-def _text_width(frags: StyleAndTextTuples) -> int:
-    text = "".join(t for _, t, *_ in frags)
-    return max(len(x.rstrip()) for x in text.split("\n"))
+        return table_layout(self)
 
 
 def touches_me(line: str) -> bool:

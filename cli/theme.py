@@ -163,6 +163,7 @@ STYLE = Style.from_dict(
         "log": "",
         "log.new": "bold",
         "log.me": "#ffd75f bold",
+        "log.talk": "#87d7ff italic",
         "road": "#a8a8a8",
         "menu.key": "bold #5fd7ff",
         "menu.sel": "reverse",

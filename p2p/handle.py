@@ -21,9 +21,12 @@ from engine.view import PlayerView
 
 from .mesh import Mesh
 from .table import Table, TableResult, TableStopped
+from .table.talk import TalkLine
 
 StepListener = Callable[[Action], None]
 """Called after every applied step with its action (read the new state from the handle)."""
+TalkListener = Callable[[TalkLine], None]
+"""Called with every line of table talk a screen may show (:mod:`p2p.table.talk`)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class TableHandle:
     def __init__(self) -> None:
         self._table: Table | None = None
         self._listeners: list[StepListener] = []
+        self._talk: TalkListener | None = None
         self._on_ready: list[Callable[[], None]] = []
         self._early_stop: tuple[int | None, str, str] | None = None
         #: this seat's game folder (its transcript, secrets, lock), once known
@@ -64,6 +68,9 @@ class TableHandle:
                 listener(action)
 
         table.on_step = on_step
+        table.talk.on_line = self._heard
+        for line in table.talk.lines:  # a resumed table retold what was said before
+            self._heard(line)
         for ready in list(self._on_ready):
             ready()
         if self._early_stop is not None:
@@ -140,6 +147,12 @@ class TableHandle:
         now.update({int(s): False for s in mesh.down_seats()})
         return now
 
+    def left(self) -> tuple[int, ...]:
+        """Other seats whose link is down because their peer said goodbye (its player
+        quit and may resume), not because the link was lost."""
+        mesh = self._table.transport if self._table is not None else None
+        return tuple(mesh.left_seats()) if isinstance(mesh, Mesh) else ()
+
     def waiting_for(self) -> tuple[str, tuple[int, ...]] | None:
         """What the table awaits and from which seats (None when it awaits nothing)."""
         if self._table is None:
@@ -165,6 +178,20 @@ class TableHandle:
                 self._listeners.remove(listener)
 
         return unsubscribe
+
+    def on_talk(self, listener: TalkListener) -> None:
+        """Call ``listener(line)`` for every line of table talk to show (one listener)."""
+        self._talk = listener
+
+    def _heard(self, line: TalkLine) -> None:
+        if self._talk is not None:
+            self._talk(line)
+
+    def say(self, text: str) -> str | None:
+        """Send a line of table talk; returns why it was not sent, or None."""
+        if self._table is None:
+            return "the table is not ready yet"
+        return self._table.say(text)
 
     def when_ready(self, callback: Callable[[], None]) -> None:
         """Call ``callback()`` once the table is attached (before its first step), e.g. to

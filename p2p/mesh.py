@@ -148,6 +148,7 @@ class _Link:
     ping_counter: int = 0
     rtt: float | None = None
     connects: int = 0
+    down_reason: str = ""
 
 
 class Mesh:
@@ -316,6 +317,12 @@ class Mesh:
     def down_seats(self) -> list[int]:
         return [s for s, link in self._links.items() if not link.up]
 
+    def left_seats(self) -> list[int]:
+        """Seats whose link is down because the peer said goodbye (it left on purpose),
+        as opposed to a link that was lost (silence, a reset, a crash)."""
+        return [s for s, link in self._links.items()
+                if not link.up and link.down_reason.startswith("left:")]
+
     async def wait_all_up(self, timeout: float) -> None:
         """Wait until every link is up; on timeout raise naming the missing peers."""
         try:
@@ -400,6 +407,7 @@ class Mesh:
         link.reader = asyncio.get_running_loop().create_task(self._read_loop(link, conn, restarted))
 
     def _down(self, link: _Link, reason: str) -> None:
+        link.down_reason = reason
         if link.up:
             link.up = False
             # a goodbye ("left: …") is the normal end of a game, not worth a warning

@@ -22,6 +22,7 @@ from engine.game import new_game
 from engine.state import make_config
 from p2p.handle import TableHandle
 from p2p.table import TableStopped
+from p2p.table.talk import TalkBook
 from tests.cli.helpers import Output80x24, screen_text, until
 
 NAMES = ["Ann", "Marco", "Leyla"]
@@ -41,6 +42,7 @@ class StalledTable:
         self.session = type("S", (), {"current": None, "progress": lambda self: None})()
         self.transport = object()
         self.abandoned: list[str] = []
+        self.talk = TalkBook(3, 0)  # nobody talks here
         self.stopped = asyncio.Event()
 
     def hand(self) -> dict[int, int]:

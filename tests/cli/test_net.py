@@ -73,6 +73,11 @@ async def _keystroke_game(root: Path) -> tuple[NetSession, TableApp, list[str], 
             assert not app.error, app.error
         await until(lambda: app.over or app.fatal is not None, 10)
         assert app.fatal is None, app.fatal
+        # the end screen audits the transcript while the scores show, and says the verdict
+        await until(lambda: app.verdict is not None and app.verdict.done, 60)
+        assert app.verdict is not None and app.verdict.fair, app.verdict
+        assert any("CERTIFIED" in row for row in screen_text(app)), screen_text(app)
+        assert session.verdict is not None and session.verdict["exit_code"] == 0
         inp.send_text("q")
         assert await asyncio.wait_for(task, 5) == "over"
         await session.close()
@@ -295,6 +300,10 @@ def test_host_two_joiners_a_code_and_a_killed_seat_resumed(
     cem.wait(5)
     games = list(cem_folder.iterdir())
     assert len(games) == 1 and (games[0] / "secrets.bin").exists()
+    from p2p.front_door import read_seat
+
+    # the folder keeps the table's name: the resumed seat's files are named after it
+    assert read_seat(games[0]).table == "Test tea"
     back = _silkroad("join", "--resume", str(games[0]), "--headless", "--json",
                      "--transcript", str(tmp_path / "cem.silkroad"), cwd=root)
     procs.append(back)

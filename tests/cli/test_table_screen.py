@@ -117,7 +117,8 @@ def test_map_draws_the_roads_and_the_inspector_names_them() -> None:
         app, task = await _open(session)
         lines = screen_text(app)
         yumen = next(x for x in lines if "Yumen" in x)
-        assert "↙↓" in yumen
+        # the lane beside Yumen: Lanzhou ↓ Dunhuang, Yumen ↙ Dunhuang, Yumen ↓ Turfan
+        assert 0 < yumen.find("↓↙↓") < yumen.index("Yumen"), yumen
         here = session.state.city
         inp.send_text("i")  # the inspector opens on the caravan's city
         await until(lambda: app.overlay == "city")

@@ -1,0 +1,21 @@
+"""The verdict on a finished game's transcript, as ``silkroad audit`` gives it, for the
+end screen and for what ``play``, ``host`` and ``join`` print afterwards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def verdict_of(code: int) -> str:
+    return {0: "fair", 1: "unfair", 3: "not certified"}.get(code, "unreadable")
+
+
+def audit_summary(path: Path) -> dict[str, Any]:
+    """Audit a transcript (signatures, proofs, engine replay) and summarise it for JSON."""
+    from p2p.game_audit import audit_game, summary
+
+    report = audit_game(path)
+    out = summary(report)
+    out["verdict"] = verdict_of(report.exit_code)
+    return out
