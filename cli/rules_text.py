@@ -1,8 +1,8 @@
 """Rules in words for the table: what every tile does, a city's details, the help pages.
 
 The menus only ever offer legal actions, so a player can play without knowing the rules;
-these texts are there so they can also *learn* them at the table (issue 10: the once-per-
-colour Vizier showed only as missing menu entries, the end at Tyre surprised).
+these texts are there so they can also *learn* them at the table (players found the
+once-per-colour Vizier only as missing menu entries, and the end at Tyre surprised them).
 """
 
 from __future__ import annotations

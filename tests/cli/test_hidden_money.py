@@ -1,4 +1,4 @@
-"""Issue 10, item 14: a table may keep other players' money hidden (behind the screens, as
+"""A table may keep other players' money hidden (behind the screens, as
 the rulebook has it).  The option is an agreed parameter (hashed into the game id) that
 leaves tables without it exactly as they were, so old transcripts keep their game id."""
 

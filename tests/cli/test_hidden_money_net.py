@@ -1,7 +1,7 @@
-"""Hidden money at networked tables (issue 10 item 14): ``silkroad host --money hidden``
+"""Hidden money at networked tables: ``silkroad host --money hidden``
 and networked ``silkroad play --money hidden`` put the option in the agreed params, so
 every seat's params (hence the game id) carry it, and the table screen is told.  The host
-game also uses ``--code auto`` (issue 9 §4): a generated 4-word code its bots join with.
+game also uses ``--code auto``: a generated 4-word code its bots join with.
 
 Real peers on 127.0.0.1 only (the host's bot seats join through the lobby and play in
 their own processes).
@@ -63,7 +63,7 @@ def test_host_money_hidden_reaches_every_seat(tmp_path: Path, capsys: pytest.Cap
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     told = _spy(monkeypatch, cli.cmd_host, "play_session")
     root, transcript = tmp_path / "peers", tmp_path / "t.silkroad"
-    # with a generated join code (issue 9 §4): the bot seats join with it like anyone
+    # with a generated join code: the bot seats join with it like anyone
     code = main(["host", "--table", "Hidden tea", "--seats", "3", "--bots", "2", "--money",
                  "hidden", "--code", "auto", "--interface", "127.0.0.1", "--headless",
                  "--json", "--folder", str(root), "--transcript", str(transcript),

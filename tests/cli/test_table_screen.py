@@ -1,4 +1,4 @@
-"""Issue 10 on the real table UI (pipe input, rendered screens): no stale completion popup,
+"""The real table UI (pipe input, rendered screens): no stale completion popup,
 roads on the map and the city inspector, nothing stale once the game is over, the log's
 scroll-back, highlights and word wrap, the paged rules help, small terminals, and a way
 back from a slip (decline last and undoable, exchanges confirmed, single options, bids
@@ -494,7 +494,7 @@ def test_take_menu_numbers_tiles_like_the_take_command() -> None:
 
 def test_status_lines_do_not_outlive_their_truth() -> None:
     """"You chose…" ends with the Vizier; "Waiting 30 s for Ivo" ends when Ivo is back or
-    the table moves on (issue 10, item 5)."""
+    the table moves on."""
     async def body(inp: PipeInput) -> None:
         session = make_session(4, 3)
         app, task = await _open(session)
