@@ -12,7 +12,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from cli.bots import DEFAULT_KIND
+from cli.bots import BOT_LEVELS, BUDGET_HELP, LEVEL_HELP, BotUnavailable, bot_spec
 from cli.cmd_net import (
     EXIT_OK,
     EXIT_USAGE,
@@ -53,6 +53,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "The game starts when every seat is taken, or when you press s with 3 or more.",
         epilog="Examples:\n  silkroad host --table 'Friday tea' --name Ann --seats 4\n"
         "  silkroad host --seats 4 --bots 2 --code silk7\n"
+        "  silkroad host --seats 4 --bots 3 --bot-level hard\n"
         "  silkroad host --code auto --money hidden   (a 4-word code is printed)\n"
         "  silkroad host --interface 127.0.0.1 --bots 2 --headless --json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -69,6 +70,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "is closed to it")
     h.add_argument("--bots", type=int, default=0, metavar="K",
                    help="fill K seats with bot peers (each plays in its own process)")
+    h.add_argument("--bot-level", choices=BOT_LEVELS, default=None,
+                   help=LEVEL_HELP + "; same as --bot-kind easy/normal/hard")
+    h.add_argument("--bot-budget", type=int, default=None, metavar="N", help=BUDGET_HELP)
     h.add_argument("--port", type=int, default=0, metavar="P", help="TCP port (default: any)")
     h.add_argument("--shuffle", choices=("audit", "verified"), default="verified",
                    help="verified (default): every shuffle proven as it happens; audit: "
@@ -93,6 +97,10 @@ def run_host(args: argparse.Namespace) -> int:
                     EXIT_USAGE)
     if args.json and not args.headless:
         return fail("host", "--json needs --headless", EXIT_USAGE)
+    try:
+        args.bot_spec = bot_spec(args.bot_kind, args.bot_level, args.bot_budget)
+    except BotUnavailable as exc:
+        return fail("host", str(exc), EXIT_USAGE)
     bad = needs_terminal(args, "host")
     if bad is not None:
         return bad
@@ -127,7 +135,7 @@ async def _host(args: argparse.Namespace, me_name: str,
                 made: list[NetSession]) -> tuple[NetSession | None, str]:
     """Open the table, run its lobby, play; ``made`` receives the session once it exists
     (so an interrupted run can still say how to resume)."""
-    kind = args.bot_kind or DEFAULT_KIND
+    kind: str = args.bot_spec  # the kind string each bot peer process is started with
     screen: LobbyScreen | None = None
     app: asyncio.Task[None] | None = None
     if not args.headless:

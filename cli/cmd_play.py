@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from cli.bots import BOT_KINDS, DEFAULT_KIND, BotUnavailable
+from cli.bots import BOT_KINDS, BOT_LEVELS, BUDGET_HELP, LEVEL_HELP, BotUnavailable, bot_spec
 from cli.local_session import LocalSession
 from cli.save_file import GameHeader, SaveWriter, default_save_path
 from cli.session import SeatInfo
@@ -41,6 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "at least 80x24; --headless plays all seats with bots and prints the result.",
         epilog="Examples:\n  silkroad play\n  silkroad play --bots 4 --seed 7 --name Ann\n"
         "  silkroad play --variant reverse --bot-kind random\n"
+        "  silkroad play --bot-level hard --bot-budget 48\n"
         "  silkroad play --headless --json --seed 3\n"
         "  silkroad play --local --seed 7     (in-process, no crypto: quick)\n"
         "  silkroad play --money hidden       (others' money behind their screens)\n"
@@ -51,7 +52,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--bots", type=int, default=3, metavar="N",
                    help="number of bots, 2..5 (default 3)")
     p.add_argument("--bot-kind", choices=BOT_KINDS, default=None,
-                   help="how the bots play (default: heuristic when available)")
+                   help="how the bots play (default: heuristic); easy/normal/hard are "
+                   "the levels")
+    p.add_argument("--bot-level", choices=BOT_LEVELS, default=None, help=LEVEL_HELP)
+    p.add_argument("--bot-budget", type=int, default=None, metavar="N", help=BUDGET_HELP)
     p.add_argument("--seed", type=int, default=None, metavar="S",
                    help="seeds the bots; with --local also the dealer (same seed, same "
                    "game). Real peers deal with a fresh shared coin every game.")
@@ -136,9 +140,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail("--json needs --headless (the table is interactive)")
     if args.delay < 0:
         return _fail("--delay cannot be negative")
-    kind = args.bot_kind or DEFAULT_KIND
-    if kind not in BOT_KINDS:
-        return _fail(f"unknown bot kind {kind!r} (choose from {', '.join(BOT_KINDS)})")
+    try:
+        kind = bot_spec(args.bot_kind, args.bot_level, args.bot_budget)
+    except BotUnavailable as exc:
+        return _fail(str(exc))
     reverse = args.variant == "reverse"
     try:
         board = load_board(args.board, reverse)

@@ -9,12 +9,13 @@ Used by ``silkroad simulate`` and the benchmark. Two jobs at once:
   any breach, illegal bot action or runaway game is counted in ``invariant_violations``
   instead of stopping the run.
 
-Invariants: money is never negative and bag + holdings always hold all 75 goods
-(cheap counts, every step); with the dealer's truth the goods are 75 distinct handles,
-15 of each colour (a full census after the deal, every theft, which re-handles goods,
-and the final reveal); goods drawn from the bag are the colour the engine recorded
-(every withdrawal: only those goods moved); every game reaches its end within a
-step cap. The census costs ~10 us, so it does not run on every step.
+Invariants: money is never negative and bag + holdings + the goods Grand Viziers set
+aside always make all 75 goods (cheap counts, every step); with the dealer's truth the
+goods in play are distinct handles and, with the colours set aside, 15 of each colour (a
+full census after the deal, every theft, which re-handles goods, and the final reveal);
+goods drawn from the bag are the colour the engine recorded, a Vizier's marker the
+colour it set aside (every withdrawal: only those goods moved); every game reaches its
+end within a step cap. The census costs ~10 us, so it does not run on every step.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from engine.actions import Action, Dealt, FinalReveal, Seed, Stolen, Withdrawn
 from engine.board import Board, load_board_file
-from engine.bots import BOT_KINDS, make_bot
+from engine.bots import make_bot, parse_kind
 from engine.colours import GOODS_PER_COLOUR, NCOLOURS, TOTAL_GOODS
 from engine.dealer import LocalDealer
 from engine.driver import play_game
@@ -65,10 +66,7 @@ def resolve_bots(players: int, bots: Sequence[str]) -> list[str]:
             "or a single kind for all"
         )
     for k in kinds:
-        if k not in BOT_KINDS:
-            raise ValueError(
-                f"unknown bot kind {k!r} (known kinds: {', '.join(sorted(BOT_KINDS))})"
-            )
+        parse_kind(k)  # raises ValueError naming an unknown kind or a bad budget
     return kinds
 
 
@@ -190,9 +188,10 @@ class _Checker:
                 return
             if min(s.money) < 0:
                 problems.append(f"negative money {s.money} after {cls.__name__}")
-            held = len(s.bag) + sum(map(len, s.goods))
+            held = len(s.bag) + sum(map(len, s.goods)) + len(s.set_aside)
             if held != TOTAL_GOODS:
-                problems.append(f"{held} goods in bag and hands after {cls.__name__}")
+                problems.append(f"{held} goods in bag, hands and set aside after "
+                                f"{cls.__name__}")
             elif isinstance(a, Withdrawn):
                 self._withdrawn(s, a)
             elif cls in _CENSUS:
@@ -201,18 +200,23 @@ class _Checker:
         self.on_step = on_step
 
     def _withdrawn(self, s: GameState, a: Withdrawn) -> None:
-        """The goods drawn are held now, and are the colour the engine made public."""
+        """The goods drawn are held now, and are the colour the engine made public (or,
+        a Grand Vizier's marker, held by nobody and the colour the engine set aside)."""
         colour = self._dealer.colour
         known = s.known
         for h in a.handles:
-            if h in s.bag or colour.get(h, -1) != known.get(h, -2):
+            if h not in known and not any(h in g for g in s.goods):
+                want = s.set_aside[-1] if len(a.handles) == 1 and s.set_aside else -2
+            else:
+                want = known.get(h, -2)
+            if h in s.bag or colour.get(h, -1) != want:
                 self.problems.append(f"good #{h} drawn from the bag is not what was asked")
 
     def _census(self, s: GameState, after: str) -> None:
         everything = list(s.bag)
         for g in s.goods:
             everything += g
-        if len(set(everything)) != TOTAL_GOODS:
+        if len(set(everything)) != TOTAL_GOODS - len(s.set_aside):
             self.problems.append(f"a good is in two places after {after}")
             return
         try:  # colours as one byte string: C-speed counting of 75 goods
@@ -221,5 +225,7 @@ class _Checker:
             self.problems.append(f"a good has no colour after {after}")
             return
         per = [colours.count(c) for c in range(NCOLOURS)]
+        for c in s.set_aside:
+            per[c] += 1
         if per != _FULL_DECK:
             self.problems.append(f"colour census {per} after {after}")

@@ -7,9 +7,21 @@ import time
 
 import pytest
 
+from bench.bots_bench import wilson
+from cli.bots import BotUnavailable, bot_spec
 from cli.main import main as cli_main
 from engine.actions import Action, Withdrawn
-from engine.bots import BOT_KINDS, HeuristicBot, RandomBot, make_bot
+from engine.bots import (
+    BOT_KINDS,
+    DEFAULT_BUDGET,
+    EasyBot,
+    HeuristicBot,
+    RandomBot,
+    SearchBot,
+    make_bot,
+    parse_kind,
+    with_budget,
+)
 from engine.dealer import LocalDealer
 from engine.driver import play_game
 from engine.simulate import simulate
@@ -86,9 +98,49 @@ def test_heuristic_is_deterministic_whatever_it_did_before() -> None:
 def test_make_bot() -> None:
     assert isinstance(make_bot("heuristic", 1), HeuristicBot)
     assert isinstance(make_bot("random", b"0123456789abcdef"), RandomBot)
-    assert set(BOT_KINDS) == {"heuristic", "random"}
-    with pytest.raises(ValueError, match="known kinds: heuristic, random"):
+    assert set(BOT_KINDS) == {"heuristic", "random", "easy", "search", "normal", "hard"}
+    with pytest.raises(ValueError, match="known kinds: easy, hard, heuristic, normal"):
         make_bot("clever", 1)
+
+
+def test_levels_and_budgets() -> None:
+    assert type(make_bot("normal", 1)) is HeuristicBot
+    assert type(make_bot("easy", 1)) is EasyBot
+    hard = make_bot("hard", 1)
+    assert isinstance(hard, SearchBot) and hard.budget == DEFAULT_BUDGET
+    small = make_bot("hard:5", 1)
+    assert isinstance(small, SearchBot) and small.budget == 5
+    assert parse_kind(" search:12 ") == ("search", 12)
+    assert with_budget("hard", 7) == "hard:7"
+    assert with_budget("hard:3", 7) == "hard:3"  # its own budget wins
+    assert with_budget("heuristic", 7) == "heuristic"
+    for bad, message in [("heuristic:5", "takes no budget"), ("hard:x", "not a whole number"),
+                         ("hard:0", "budget must be"), ("hard:", "not a whole number")]:
+        with pytest.raises(ValueError, match=message):
+            make_bot(bad, 1)
+
+
+def test_cli_bot_spec() -> None:
+    assert bot_spec(None, None, None) == "heuristic"
+    assert bot_spec(None, "hard", None) == "hard"
+    assert bot_spec("search", "hard", 30) == "hard:30"
+    assert bot_spec("heuristic", "normal", None) == "normal"
+    for kind, level, budget, message in [
+        ("random", "hard", None, "name different bots"),
+        (None, "normal", 10, "--bot-budget is for hard"),
+        (None, "hard", 0, "must be 1.."),
+        (None, "expert", None, "unknown bot level"),
+    ]:
+        with pytest.raises(BotUnavailable, match=message):
+            bot_spec(kind, level, budget)
+
+
+def test_easy_is_weaker_than_heuristic_but_beats_random() -> None:
+    vs_heuristic = simulate(4, 80, seed=5, bots=["easy", "heuristic", "heuristic", "heuristic"])
+    assert vs_heuristic["invariant_violations"] == 0
+    assert vs_heuristic["win_rate_by_bot"]["easy"] < 0.25
+    vs_random = simulate(4, 40, seed=5, bots=["easy", "random", "random", "random"])
+    assert vs_random["win_rate_by_bot"]["easy"] >= 0.8
 
 
 @pytest.mark.parametrize("players", [3, 4, 5, 6])
@@ -183,11 +235,44 @@ def test_cli_table_and_single_kind(capsys: pytest.CaptureFixture[str]) -> None:
     assert "win share" in out and "heuristic" in out and "reverse" in out
 
 
+def test_cli_search_bot_and_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli_main(["simulate", "--players", "3", "--games", "1", "--seed", "2",
+                     "--bots", "hard,heuristic,easy", "--bot-budget", "1", "--json"])
+    r = json.loads(capsys.readouterr().out)
+    assert code == 0 and r["invariant_violations"] == 0
+    assert r["bots"] == ["hard:1", "heuristic", "easy"]
+
+
+def test_cli_play_headless_hard(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli_main(["play", "--local", "--headless", "--json", "--no-save", "--bots", "2",
+                     "--seed", "4", "--bot-level", "hard", "--bot-budget", "1"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert out["kinds"] == ["hard:1"] * 3 and len(out["winners"]) >= 1
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["play", "--local", "--headless", "--bot-kind", "random", "--bot-level", "hard"],
+         "name different bots"),
+        (["play", "--local", "--headless", "--bot-budget", "5"], "--bot-budget is for hard"),
+        (["host", "--headless", "--bot-level", "hard", "--bot-budget", "0"], "must be 1.."),
+    ],
+)
+def test_cli_bad_bot_options(capsys: pytest.CaptureFixture[str], argv: list[str],
+                             message: str) -> None:
+    code = cli_main(argv)
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "bots, message",
     [
         ("heuristic,random", "2 bot kinds for 4 players"),
         ("heuristic,wizard,random,random", "unknown bot kind 'wizard'"),
+        ("hard:many,random,random,random", "not a whole number"),
     ],
 )
 def test_cli_bad_bots(capsys: pytest.CaptureFixture[str], bots: str, message: str) -> None:
@@ -195,3 +280,29 @@ def test_cli_bad_bots(capsys: pytest.CaptureFixture[str], bots: str, message: st
     err = capsys.readouterr().err
     assert code == 2
     assert message in err
+
+
+def test_bench_bots_runs_and_reports(capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli_main(["bench", "bots", "--games", "1", "--players", "3", "--budget", "2",
+                     "--quiet", "--json"])
+    r = json.loads(capsys.readouterr().out)["results"][0]
+    assert code == 0
+    assert r["players"] == 3 and r["games"] == 1 and r["budget"] == 2
+    assert 0.0 <= r["win_ci95"][0] <= r["win_rate"] <= r["win_ci95"][1] <= 1.0
+    assert r["fair_share"] == pytest.approx(1 / 3, abs=1e-3)
+    hard = r["seconds_per_decision"]["hard"]
+    assert hard["decisions"] > 0 and 0 < hard["p50"] <= hard["p99"] <= hard["max"]
+
+
+def test_wilson_interval() -> None:
+    lo, hi = wilson(0.5, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-4) and hi == pytest.approx(0.5962, abs=1e-4)
+    lo, hi = wilson(0.0, 10)
+    assert lo == 0.0 and hi == pytest.approx(0.2775, abs=1e-4)
+
+
+def test_bench_bots_rejects_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["bench", "bots", "--players", "3,7"])
+    assert exc.value.code == 2
+    assert "3 to 6" in capsys.readouterr().err

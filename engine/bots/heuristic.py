@@ -15,6 +15,11 @@ It decides from the :class:`~engine.view.PlayerView` only (public state + own ha
 is deterministic given its seed (a little noise in bids and routes comes from a
 :class:`~engine.rng.DetRng`; its caches never change a decision), and takes a few
 tens of microseconds per decision.
+
+It reads rivals' money (``state.money``: whom to pass the pawn to, whom to rob) even at
+a table that hides money behind the screens: every seat starts with the same silver and
+every payment is a public action (bids paid, Seller income and Buyer cost by count,
+Vizier payouts from the shown goods), so any seat can track each amount from the log.
 """
 
 from __future__ import annotations
@@ -342,6 +347,10 @@ class _Eval:
         return max(0.0, best - follower)
 
 
+Eval = _Eval
+"""Public name of the per-decision beliefs, for bots that build on this one."""
+
+
 class HeuristicBot:
     """Greedy, value-based merchant (see the module docstring)."""
 
@@ -394,6 +403,11 @@ class HeuristicBot:
         s = view.state
         chance, remaining = self._sell_chance(s, view.seat)
         return _Eval(s, view.seat, view.hand, chance, remaining)
+
+    def evaluate(self, view: PlayerView) -> Eval:
+        """This bot's beliefs for one decision (the search bot ranks its candidates
+        with them); computing them changes no later decision."""
+        return self._eval(view)
 
     # --- deciding --------------------------------------------------------------------------
     def choose(self, view: PlayerView, legal: list[Action]) -> Action:
