@@ -29,7 +29,7 @@ class Return(Op):
 
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
-        party, positions = check_list(self.args, "return args", 2)
+        party, positions = check_list(self.args, f"{self.name} args", 2)
         self.party = check_int(party, "party", 0, self.ctx.n)
         self.ledger.check_positions(self.party, positions)
         self.positions: list[int] = list(positions)
@@ -88,32 +88,18 @@ class Transfer(Op):
                        "dst_positions": list(range(start, start + len(slots)))}
 
 
-class SetAside(Op):
-    """Op ``aside``."""
+class SetAside(Return):
+    """Op ``aside``: like ``return`` (the party announces, nothing to prove), but the tokens
+    leave play instead of going back to the bag, and only tokens whose colour is public
+    may go (a Grand Vizier's marker: its colour was just withdrawn in the open)."""
 
     name = "aside"
 
     def __init__(self, *a: Any, **kw: Any) -> None:
         super().__init__(*a, **kw)
-        party, positions = check_list(self.args, "aside args", 2)
-        self.party = check_int(party, "party", 0, self.ctx.n)
-        self.ledger.check_positions(self.party, positions)
         hand = self.ledger.hands[self.party]
-        if any(hand[p].public is None for p in positions):
+        if any(hand[p].public is None for p in self.positions):
             raise MalformedInput("only publicly labelled tokens may be set aside")
-        self.positions: list[int] = list(positions)
-        self.steps = [Step("announce", [self.party])]
-
-    def step_handlers(self) -> dict[str, StepHandlers]:
-        """Handlers of this op's steps (see :meth:`Op.step_handlers`)."""
-        return {"announce": StepHandlers(self.make_announce, self.on_announce)}
-
-    def make_announce(self, st: Step) -> list[Any]:
-        return []
-
-    def on_announce(self, st: Step, sender: int, payload: Any) -> None:
-        if payload != []:
-            raise MalformedInput("announce payload must be empty")
 
     def finish(self) -> None:
         start = len(self.ledger.aside)
