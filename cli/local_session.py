@@ -231,7 +231,8 @@ class LocalSession:
                     raise RuntimeError(f"bot {self.names[p]} answered a Vizier with {c!r}")
                 choices[p] = c
         if self.seat in acts:
-            self._my_vizier = None
+            # the player may have chosen while the bots thought (they think in a thread):
+            # that choice stands; it is cleared once taken, below
             while self._my_vizier is None:
                 self._wake.clear()
                 await self._wake.wait()
