@@ -135,3 +135,28 @@ async def drive_replay(model: ReplayModel) -> None:
         await press(str(model.players), step, None)  # no such seat: nothing changes
         inp.send_text("q")
         await asyncio.wait_for(task, 5)
+
+
+class StandInTable:
+    """What :class:`p2p.handle.TableHandle` reads of a table, for screen tests that need no
+    game: 3 seats, ours seat 0, no crypto op running, nobody talking.  ``transport`` may be
+    a real mesh (the links the screen shows)."""
+
+    def __init__(self, transport: Any = None) -> None:
+        from engine.game import new_game
+        from p2p.table.talk import TalkBook
+
+        self.state = new_game(make_config(3))
+        self.n = 3
+        self.me = 0
+        self.step = 0
+        self.done = False
+        self.failure = None
+        self.on_step: Any = None
+        self.session = type("S", (), {"current": None, "progress": lambda self: None})()
+        self.transport = transport if transport is not None else object()
+        self.talk = TalkBook(3, 0)
+        self.stopped = asyncio.Event()
+
+    def hand(self) -> dict[int, int]:
+        return {}

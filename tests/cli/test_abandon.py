@@ -18,35 +18,19 @@ from cli import net_session
 from cli.net_session import NetSession, RunOutcome
 from cli.session import SeatInfo
 from cli.table_app import TableApp
-from engine.game import new_game
-from engine.state import make_config
 from p2p.handle import TableHandle
 from p2p.table import TableStopped
-from p2p.table.talk import TalkBook
-from tests.cli.helpers import Output80x24, screen_text, until
+from tests.cli.helpers import Output80x24, StandInTable, screen_text, until
 
 NAMES = ["Ann", "Marco", "Leyla"]
 
 
-class StalledTable:
+class StalledTable(StandInTable):
     """Waits forever for seat 2's action until abandoned (then stops naming seat 2)."""
 
     def __init__(self) -> None:
-        self.state = new_game(make_config(3))
-        self.n = 3
-        self.me = 0
-        self.step = 0
-        self.done = False
-        self.failure = None
-        self.on_step: Any = None
-        self.session = type("S", (), {"current": None, "progress": lambda self: None})()
-        self.transport = object()
+        super().__init__()
         self.abandoned: list[str] = []
-        self.talk = TalkBook(3, 0)  # nobody talks here
-        self.stopped = asyncio.Event()
-
-    def hand(self) -> dict[int, int]:
-        return {}
 
     def waiting_for(self) -> tuple[str, list[int]] | None:
         return ("the action of seat 2", [2])

@@ -17,35 +17,16 @@ from prompt_toolkit.input import create_pipe_input
 from cli.net_session import NetSession, RunOutcome
 from cli.session import SeatInfo
 from cli.table_app import TableApp
-from engine.game import new_game
-from engine.state import make_config
 from p2p.handle import TableHandle
 from p2p.mesh import Mesh
-from p2p.table.talk import TalkBook
-from tests.cli.helpers import Output80x24, screen_text, until
+from tests.cli.helpers import Output80x24, StandInTable, screen_text, until
 from tests.p2p.p2p_testutil import start_mesh, stop_all
 
 NAMES = ["Ann", "Marco", "Leyla"]
 
 
-class QuietTable:
+class QuietTable(StandInTable):
     """A table that plays nothing and waits for nobody, over a real mesh."""
-
-    def __init__(self, mesh: Mesh) -> None:
-        self.state = new_game(make_config(3))
-        self.n = 3
-        self.me = 0
-        self.step = 0
-        self.done = False
-        self.failure = None
-        self.on_step: Any = None
-        self.session = type("S", (), {"current": None, "progress": lambda self: None})()
-        self.transport = mesh
-        self.stopped = asyncio.Event()
-        self.talk = TalkBook(3, 0)  # nobody talks here
-
-    def hand(self) -> dict[int, int]:
-        return {}
 
     def waiting_for(self) -> None:
         return None
