@@ -101,6 +101,11 @@ AT_THE_START = ("equivocate-crypto",)
 """Misbehaviours that need the deal (the shuffles come at the start, and again only when
 the bag is reshuffled): they fire at the first chance (point 0)."""
 
+AT_THE_FIRST_SALE = ("wrong-claim-share",)
+"""Misbehaviours that need a sale's claim inside a player's step: a game has a few, and
+where they fall depends on the deal, which the shared coin makes different in every run
+of one seed, so a late point may see none; they fire at the first chance (point 0)."""
+
 DELAY_RANGE = (0.1, 5.0)
 """Seconds a delayed envelope is held back (the bench's abandon timeout is longer, so a
 delay alone never makes an honest seat give up)."""
@@ -149,7 +154,7 @@ def choose_plan(seed: int, players: int, kinds: tuple[str, ...] | None = None) -
     if kind not in MISBEHAVIOURS:
         raise ValueError(f"unknown misbehaviour {kind!r}; known: {', '.join(MISBEHAVIOURS)}")
     point = rng.randint(*(EARLY_RANGE if rng.random() < 1 / 3 else POINT_RANGE))
-    if kind in AT_THE_END or kind in AT_THE_START:
+    if kind in AT_THE_END or kind in AT_THE_START or kind in AT_THE_FIRST_SALE:
         point = 0
     return Plan(seed, players, cheater, kind, point, rng)
 
