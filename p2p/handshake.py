@@ -38,8 +38,9 @@ import hashlib
 import os
 import unicodedata
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
@@ -53,9 +54,6 @@ from .framing import HANDSHAKE_LIMITS, HEADER, frame, pack, read_frame, unpack
 from .identity import KEY_LEN, SIG_LEN, Identity, fingerprint, is_signing_key, verify
 from .join_pake import ACCEPTOR, DIALER, CodeExchange, proof, proof_ok
 from .sanitize import clean
-
-if TYPE_CHECKING:
-    from .code_guard import CodeGuard
 
 PROTOCOL_VERSION = 5
 """5: a Grand Vizier sets a good of its colour aside (withdrawn from the bag, then the
@@ -131,6 +129,22 @@ class Cipher:
             ) from None
 
 
+class JoinCodeGuard(Protocol):
+    """What the acceptor asks of a join-code guard (:class:`p2p.code_guard.CodeGuard` is
+    the one we have).  Named here as a protocol so that the handshake does not import the
+    guard, which imports the handshake's code normalisation: no import cycle."""
+
+    def locked(self, host: str) -> bool: ...
+
+    def lockout_reason(self, host: str) -> str: ...
+
+    def turn(self, host: str) -> AbstractAsyncContextManager[str | None]: ...
+
+    def guessed(self, host: str) -> None: ...
+
+    def right(self, host: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class AcceptPolicy:
     """What the acceptor enforces for one purpose (a lobby, or the mesh of one game).
@@ -145,7 +159,7 @@ class AcceptPolicy:
     authorize: Callable[[bytes], str | None]
     join_key: bytes | None = None
     known: Callable[[bytes], bool] | None = None
-    guard: CodeGuard | None = None
+    guard: JoinCodeGuard | None = None
 
 
 @dataclass
