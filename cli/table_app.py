@@ -36,6 +36,7 @@ from cli.session import (
     Verdict,
 )
 from cli.table_keys import table_bindings
+from cli.table_layout import table_layout
 from cli.table_talk import log_line as talk_line
 from cli.table_talk import spoken
 from cli.table_view import (
@@ -117,7 +118,7 @@ class TableApp(TableView):
             accept_handler=self._on_enter,
         )
         self.app: Application[str] = Application(
-            layout=Layout(self._layout(), focused_element=self.input),
+            layout=Layout(table_layout(self), focused_element=self.input),
             key_bindings=table_bindings(self),
             style=STYLE,
             full_screen=True,

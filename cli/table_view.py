@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.layout import FloatContainer, Window
+from prompt_toolkit.layout import Window
 from prompt_toolkit.widgets import TextArea
 
 from cli.choices import Choice
@@ -41,7 +41,6 @@ from cli.session import (
     TableSession,
     Verdict,
 )
-from cli.table_layout import table_layout
 from cli.table_talk import TALK_MARK
 from cli.theme import legend_lines
 from engine.state import Phase
@@ -546,9 +545,6 @@ class TableView(ABC):
         if len(lines) > room:
             lines = [*lines[: room - 2], "…", lines[-1]]
         return [("class:overlay", " " + "\n ".join(lines))]
-
-    def _layout(self) -> FloatContainer:
-        return table_layout(self)
 
 
 def touches_me(line: str) -> bool:
