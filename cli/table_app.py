@@ -503,7 +503,7 @@ class TableApp(TableView):
             self.overlay = "help"
             return
         if word in ("quit", "exit", "q"):
-            self._ask_quit()
+            self.ask_quit()
             return
         if word == "abandon":
             self.ask_abandon()
@@ -555,7 +555,7 @@ class TableApp(TableView):
         self.overlay = "city"
         self.error = ""
 
-    def _inspect_step(self, delta: int) -> None:
+    def inspect_step(self, delta: int) -> None:
         """The next city in map order (row by row), wrapping around."""
         order = [c for row in board_rows(self.session.view().state.board) for c in row]
         i = order.index(self.inspect) if self.inspect in order else 0
@@ -586,13 +586,13 @@ class TableApp(TableView):
             self.error = ""
             self.overlay = "abandon"
 
-    def _abandon(self) -> None:
+    def abandon(self) -> None:
         self.overlay = None
         s = self.session
         if not isinstance(s, NetworkTable) or not s.abandon():
             self.error = "the table has already stopped"
 
-    def _ask_quit(self) -> None:
+    def ask_quit(self) -> None:
         if self.over or self.fatal:
             self.app.exit(result="over" if self.over else "quit")
         else:

@@ -16,10 +16,10 @@ from cli.table_talk import QUICK
 from cli.table_view import KEYS
 
 if TYPE_CHECKING:
-    from cli.table_app import TableApp
+    from cli.table_view import TableView
 
 
-def table_bindings(app: TableApp) -> KeyBindings:
+def table_bindings(app: TableView) -> KeyBindings:
     """Every key of the table screen: menu picks and pages, the log's scroll-back, the
     overlays (help, quit, abandon, the city inspector, a confirmation) and Esc."""
     kb = KeyBindings()
@@ -99,7 +99,7 @@ def table_bindings(app: TableApp) -> KeyBindings:
         if app.overlay == "quit":
             app.overlay = None
         else:
-            app._ask_quit()
+            app.ask_quit()
 
     @kb.add("y", filter=quitting)
     @kb.add("Y", filter=quitting)
@@ -117,7 +117,7 @@ def table_bindings(app: TableApp) -> KeyBindings:
     @kb.add("y", filter=abandoning)
     @kb.add("Y", filter=abandoning)
     def _yes_abandon(event: KeyPressEvent) -> None:
-        app._abandon()
+        app.abandon()
 
     @kb.add("<any>", filter=abandoning)
     def _keep_waiting(event: KeyPressEvent) -> None:
@@ -167,9 +167,9 @@ def table_bindings(app: TableApp) -> KeyBindings:
         app.overlay = None
 
     for key in ("right", "down", " ", "n"):
-        kb.add(key, filter=inspecting)(lambda e: app._inspect_step(1))
+        kb.add(key, filter=inspecting)(lambda e: app.inspect_step(1))
     for key in ("left", "up", "p"):
-        kb.add(key, filter=inspecting)(lambda e: app._inspect_step(-1))
+        kb.add(key, filter=inspecting)(lambda e: app.inspect_step(-1))
 
     @kb.add("<any>", filter=inspecting)
     def _close_city(event: KeyPressEvent) -> None:

@@ -130,6 +130,43 @@ class TableView(ABC):
     def forced(self) -> Choice | None:
         """The menu's only choice, which plays itself (None: there is a choice)."""
 
+    # --- what the keys ask of the screen (:mod:`cli.table_keys`); the app does them -------
+    @abstractmethod
+    def act(self, choice: Choice) -> None:
+        """Play a choice."""
+
+    @abstractmethod
+    def pick(self, index: int) -> None:
+        """A menu pick (digit or Enter)."""
+
+    @abstractmethod
+    def say(self, text: str) -> None:
+        """Send a line of table talk."""
+
+    @abstractmethod
+    def cancel_undo(self) -> bool:
+        """Keep the tile a waiting decline would give up (whether there was one)."""
+
+    @abstractmethod
+    def open_inspector(self, name: str = "") -> None:
+        """Show a city in full words."""
+
+    @abstractmethod
+    def inspect_step(self, delta: int) -> None:
+        """Inspect the next (or previous) city in map order."""
+
+    @abstractmethod
+    def ask_abandon(self) -> None:
+        """Ask before abandoning a table that waits on a silent peer."""
+
+    @abstractmethod
+    def abandon(self) -> None:
+        """Abandon the table (confirmed)."""
+
+    @abstractmethod
+    def ask_quit(self) -> None:
+        """Ask before quitting (or quit when the game is over)."""
+
     def _width(self) -> int:
         return screen_size()[0]
 
