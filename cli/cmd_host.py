@@ -22,22 +22,21 @@ from cli.cmd_net import (
     fail,
     needs_terminal,
     play_session,
+    report_game,
     say,
     say_how_to_resume,
     seats_from,
     show_words,
-    transcript_path,
     with_agent,
 )
 from cli.cmd_play import _human_name, bot_names
 from cli.lobby_app import LobbyScreen
-from cli.net_report import finish_report
 from cli.net_session import NetSession, RunOutcome, quiet_network_logs
 from cli.panels import YOU
 from p2p.code_guard import AUTO, estimate_bits, generate_code
 from p2p.errors import LobbyError
 from p2p.front_door import HostedTable, headless_agent
-from p2p.game import MONEY_MODES, GameSetup
+from p2p.game import MAX_SERIES, MONEY_MODES, GameSetup
 from p2p.handle import TableHandle
 from p2p.handshake import normalize_code
 from p2p.table import HumanDecider
@@ -55,7 +54,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "  silkroad host --seats 4 --bots 2 --code silk7\n"
         "  silkroad host --seats 4 --bots 3 --bot-level hard\n"
         "  silkroad host --code auto --money hidden   (a 4-word code is printed)\n"
-        "  silkroad host --interface 127.0.0.1 --bots 2 --headless --json",
+        "  silkroad host --interface 127.0.0.1 --bots 2 --headless --json\n"
+        "  silkroad host --seats 3 --bots 2 --headless --games 5   (a series of 5)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     h.add_argument("--table", "--title", dest="table", default=None, metavar="TABLE",
                    help="table name shown on the LAN (default: '<your name>'s table')")
@@ -84,6 +84,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "behind their screens (shows as $?, the log still says who paid what). "
                    "Agreed by every seat, like the variant")
     h.add_argument("--json", action="store_true", help="with --headless: JSON lines only")
+    h.add_argument("--games", type=int, default=1, metavar="N",
+                   help="with --headless: play N games in a row at this table (a series: "
+                   "same seats and keys, a new game id each game, the first leader "
+                   "rotating, the bots kept; a seat that does not come back frees its "
+                   "place for a new joiner). Wins are counted in series.json in each "
+                   "game's folder (default 1)")
     common_options(h)
     h.set_defaults(func=run_host)
 
@@ -97,6 +103,11 @@ def run_host(args: argparse.Namespace) -> int:
                     EXIT_USAGE)
     if args.json and not args.headless:
         return fail("host", "--json needs --headless", EXIT_USAGE)
+    if not 1 <= args.games <= MAX_SERIES:
+        return fail("host", f"--games must be 1..{MAX_SERIES}, not {args.games}", EXIT_USAGE)
+    if args.games > 1 and not args.headless:
+        return fail("host", "--games N (a series) needs --headless: the table screen plays "
+                    "one game", EXIT_USAGE)
     try:
         args.bot_spec = bot_spec(args.bot_kind, args.bot_level, args.bot_budget)
     except BotUnavailable as exc:
@@ -111,10 +122,9 @@ def run_host(args: argparse.Namespace) -> int:
         args.code = generate_code()
     elif args.code is not None and not normalize_code(args.code):
         return fail("host", "--code is empty (give a code, or auto)", EXIT_USAGE)
-    t0 = time.perf_counter()
     made: list[NetSession] = []
     try:
-        session, result = asyncio.run(_host(args, me_name, made))
+        code = asyncio.run(_host(args, me_name, made))
     except KeyboardInterrupt:
         say_how_to_resume("host", made)
         raise
@@ -123,18 +133,18 @@ def run_host(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail("host", f"cannot open the table: {exc.strerror or exc} "
                     "(is the port in use? try another --port)")
-    if session is None:
+    if code is None:
         print("The table was closed before the game started.")
         return EXIT_OK
-    return finish_report(session, transcript_path(args, args.table), None,
-                         time.perf_counter() - t0, args.json, headless=args.headless,
-                         quit_early=result == "quit", prog="silkroad host")
+    return code
 
 
 async def _host(args: argparse.Namespace, me_name: str,
-                made: list[NetSession]) -> tuple[NetSession | None, str]:
-    """Open the table, run its lobby, play; ``made`` receives the session once it exists
-    (so an interrupted run can still say how to resume)."""
+                made: list[NetSession]) -> int | None:
+    """Open the table, then for each game of the series (``--games``): run its lobby,
+    play, report.  ``made`` receives each game's session once it exists (so an
+    interrupted run can still say how to resume).  Returns the exit code, None when the
+    table was closed before the first game started."""
     kind: str = args.bot_spec  # the kind string each bot peer process is started with
     screen: LobbyScreen | None = None
     app: asyncio.Task[None] | None = None
@@ -154,49 +164,73 @@ async def _host(args: argparse.Namespace, me_name: str,
         await hosted.open()
         say(args, event="open", table=args.table, port=hosted.port, host=hosted.dial,
             seats=args.seats, code_required=args.code is not None,
-            **({"code": args.code} if args.code_generated else {}))
-        if args.headless:
-            try:
-                await hosted.wait_full(args.timeout)
-            except TimeoutError:
-                raise Abort(f"only {len(hosted.seated)} of {args.seats} seats were taken "
-                            f"in {args.timeout:.0f} s") from None
-            try:
-                setup = await hosted.start()
-            except LobbyError as exc:
-                raise Abort(f"the start failed: {exc.reason}") from None
-        else:
-            assert screen is not None
-            try:
-                chosen = await host_lobby(hosted, args, screen)
-                if chosen is not None and not await show_words(screen, chosen.words):
-                    chosen = None
-            finally:
-                await close_screen(screen, app)
-            if chosen is None:
-                return None, "quit"
-            setup = chosen
-        say(args, event="seated", seat=0, words=list(setup.words),
-            players=[e.name for e in setup.roster], money=setup.params.money)
-        agent = headless_agent(kind, 1) if args.headless else None
-        bot_seats = {1 + i: kind for i in range(args.bots)}
-        if args.headless:
-            bot_seats[0] = kind  # a bot plays our seat: say so in the JSON
-
-        async def runner(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
-            t0 = time.perf_counter()
-            res = await hosted.play(setup, handle, agent, human)
-            return RunOutcome(res.export, time.perf_counter() - t0)
-
-        session = NetSession(seats_from(setup.roster, 0, bot_seats), 0,
-                             with_agent(runner) if args.headless else runner,
-                             words=setup.words, hidden_money=setup.params.hidden_money)
-        made.append(session)
-        return session, await play_session(session, args)
+            **({"code": args.code} if args.code_generated else {}),
+            **({"games": args.games} if args.games > 1 else {}))
+        code = EXIT_OK
+        for game_no in range(1, args.games + 1):
+            if game_no > 1:
+                await hosted.next_game()
+                say(args, event="next", game=game_no, port=hosted.port)
+            code, result = await _one_game(hosted, args, kind, made, screen, app)
+            if result is None:
+                return None
+            if code != EXIT_OK or result == "quit":
+                break
+        return code
     finally:
         if screen is not None:
             await close_screen(screen, app)
         await hosted.close()
+
+
+async def _one_game(hosted: HostedTable, args: argparse.Namespace, kind: str,
+                    made: list[NetSession], screen: LobbyScreen | None,
+                    app: asyncio.Task[None] | None) -> tuple[int, str | None]:
+    """Seat, play and report the table's next game: ``(exit code, how it ended)``, the
+    latter None when the host closed the lobby."""
+    if args.headless:
+        try:
+            await hosted.wait_full(args.timeout)
+        except TimeoutError:
+            raise Abort(f"only {len(hosted.seated)} of {args.seats} seats were taken "
+                        f"in {args.timeout:.0f} s") from None
+        try:
+            setup = await hosted.start()
+        except LobbyError as exc:
+            raise Abort(f"the start failed: {exc.reason}") from None
+    else:
+        assert screen is not None
+        try:
+            chosen = await host_lobby(hosted, args, screen)
+            if chosen is not None and not await show_words(screen, chosen.words):
+                chosen = None
+        finally:
+            await close_screen(screen, app)
+        if chosen is None:
+            return EXIT_OK, None
+        setup = chosen
+    say(args, event="seated", seat=0, words=list(setup.words),
+        players=[e.name for e in setup.roster], money=setup.params.money,
+        **({"game": setup.params.game_no} if args.games > 1 else {}))
+    agent = headless_agent(kind, 1) if args.headless else None
+    bot_seats = {1 + i: kind for i in range(args.bots)}
+    if args.headless:
+        bot_seats[0] = kind  # a bot plays our seat: say so in the JSON
+
+    async def runner(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
+        t0 = time.perf_counter()
+        res = await hosted.play(setup, handle, agent, human)
+        return RunOutcome(res.export, time.perf_counter() - t0)
+
+    session = NetSession(seats_from(setup.roster, 0, bot_seats), 0,
+                         with_agent(runner) if args.headless else runner,
+                         words=setup.words, hidden_money=setup.params.hidden_money)
+    made[:] = [session]  # the games before it ended: nothing of theirs to resume
+    t0 = time.perf_counter()
+    result = await play_session(session, args)
+    code = await report_game(session, args, args.table, setup.params.game_no,
+                             time.perf_counter() - t0, result, "silkroad host")
+    return code, result
 
 
 async def host_lobby(hosted: HostedTable, args: argparse.Namespace,

@@ -26,16 +26,15 @@ from cli.cmd_net import (
     fail,
     needs_terminal,
     play_session,
+    report_game,
     say,
     say_how_to_resume,
     seats_from,
     show_words,
-    transcript_path,
     with_agent,
 )
 from cli.cmd_play import _human_name
 from cli.lobby_app import LobbyScreen
-from cli.net_report import finish_report
 from cli.net_session import NetSession, RunOutcome, quiet_network_logs
 from cli.panels import YOU
 from cli.session import SeatInfo
@@ -49,7 +48,7 @@ from p2p.front_door import (
     read_seat,
     resume_seat,
 )
-from p2p.game import GameSetup
+from p2p.game import MAX_SERIES, GameSetup
 from p2p.handle import TableHandle
 from p2p.store import StoreError
 from p2p.table import Agent, HumanDecider
@@ -63,13 +62,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog="Examples:\n  silkroad join\n  silkroad join 'Friday tea' --code silk7\n"
         "  silkroad join 192.168.1.5:40123 --name Ann\n"
         "  silkroad join --resume games/peers/3fa1c2d4e5f60718-6777b308  (a LAN seat)\n"
-        "  silkroad join --resume games/peers/seat0/3fa1c2d4e5f60718      (silkroad play)",
+        "  silkroad join --resume games/peers/seat0/3fa1c2d4e5f60718      (silkroad play)\n"
+        "  silkroad join 192.168.1.5:40123 --headless --games 5   (a host's series)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     j.add_argument("target", nargs="?", default=None, metavar="TABLE|HOST:PORT")
     j.add_argument("--code", default=None, help="the table's join code")
     j.add_argument("--resume", metavar="FOLDER", default=None,
                    help="rejoin a game this seat was playing (its game folder)")
     j.add_argument("--json", action="store_true", help="with --headless: JSON lines only")
+    j.add_argument("--games", type=int, default=1, metavar="N",
+                   help="with --headless: stay for up to N games of the host's series "
+                   "(silkroad host --games): after each game this seat joins the same "
+                   "host again, with the same key; when the host opens no next game the "
+                   "series ends there (default 1)")
     common_options(j)
     j.set_defaults(func=run_join)
 
@@ -85,21 +90,23 @@ def run_join(args: argparse.Namespace) -> int:
         return fail("join", "give either a table or --resume FOLDER, not both", EXIT_USAGE)
     if args.headless and not args.target and not args.resume:
         return fail("join", "--headless needs a table name or HOST:PORT", EXIT_USAGE)
-    t0 = time.perf_counter()
+    if not 1 <= args.games <= MAX_SERIES:
+        return fail("join", f"--games must be 1..{MAX_SERIES}, not {args.games}", EXIT_USAGE)
+    if args.games > 1 and (not args.headless or args.resume):
+        return fail("join", "--games N (a series) needs --headless and a table, not "
+                    "--resume", EXIT_USAGE)
     made: list[NetSession] = []
     try:
-        session, result, label = asyncio.run(_join(args, made))
+        code = asyncio.run(_join(args, made))
     except KeyboardInterrupt:
         say_how_to_resume("join", made)
         raise
     except Abort as exc:
         return fail("join", str(exc), exc.code)
-    if session is None:
+    if code is None:
         print("You left the lobby.")
         return EXIT_OK
-    return finish_report(session, transcript_path(args, label), None,
-                         time.perf_counter() - t0, args.json, headless=args.headless,
-                         quit_early=result == "quit", prog="silkroad join")
+    return code
 
 
 def split_target(target: str) -> tuple[str, int] | None:
@@ -110,52 +117,86 @@ def split_target(target: str) -> tuple[str, int] | None:
     return None
 
 
-async def _join(args: argparse.Namespace,
-                made: list[NetSession]) -> tuple[NetSession | None, str, str]:
-    """Join (or resume) and play; ``made`` receives the session once it exists (so an
-    interrupted run can still say how to resume)."""
+async def _join(args: argparse.Namespace, made: list[NetSession]) -> int | None:
+    """Join (or resume), play and report each game (``--games``: the host's series);
+    ``made`` receives each game's session once it exists (so an interrupted run can still
+    say how to resume).  Returns the exit code, None when the player left the lobby."""
     kind = args.bot_kind or DEFAULT_KIND
     agent = headless_agent(kind, 2) if args.headless else None
     if args.resume:
-        return await _resume(args, agent, made)
+        session, result, label = await _resume(args, agent, made)
+        return await report_game(session, args, label, 1, session_wall(session), result,
+                                 "silkroad join")
     seat = await JoiningSeat(name=_human_name(args.player), interface=args.interface).open()
     try:
         target = split_target(args.target) if args.target else None
-        if args.headless:
-            if target is None:
-                try:
-                    info = await find_table(args.interface, args.target,
-                                            min(args.timeout, 10.0))
-                except NoSuchTable as exc:
-                    raise Abort(str(exc)) from None
-                target = (info.host, info.port)
-            try:
-                setup = await seat.join(target, code=args.code, timeout=args.timeout)
-            except LobbyError as exc:
-                raise Abort(explain(exc.reason, args)) from None
-            label = f"{target[0]}:{target[1]}"
-        else:
-            got = await join_lobby(seat, args, target)
+        code = EXIT_OK
+        for game_no in range(1, args.games + 1):
+            got = await _seat_at(seat, args, target, again=game_no > 1)
             if got is None:
-                return None, "quit", ""
-            setup, label = got
-        say(args, event="seated", seat=setup.my_seat, words=list(setup.words),
-            players=[e.name for e in setup.roster], money=setup.params.money)
-        me = setup.my_seat
-
-        async def runner(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
-            t0 = time.perf_counter()
-            res = await seat.play(setup, Path(args.folder), handle, agent, human)
-            return RunOutcome(res.export, time.perf_counter() - t0)
-
-        session = NetSession(seats_from(setup.roster, me, {me: kind} if args.headless
-                                        else None), me,
-                             with_agent(runner) if args.headless else runner,
-                             words=setup.words, hidden_money=setup.params.hidden_money)
-        made.append(session)
-        return session, await play_session(session, args), label
+                return None if game_no == 1 else code
+            setup, label, target = got
+            session, result = await _play(seat, setup, args, kind, agent, made)
+            code = await report_game(session, args, label, setup.params.game_no,
+                                     session_wall(session), result, "silkroad join")
+            if code != EXIT_OK or result == "quit":
+                break
+        return code
     finally:
         await seat.close()
+
+
+def session_wall(session: NetSession) -> float:
+    """How long the game took at this seat (0 when it never started)."""
+    return session.outcome.wall_time if session.outcome is not None else 0.0
+
+
+async def _seat_at(seat: JoiningSeat, args: argparse.Namespace,
+                   target: tuple[str, int] | None, *, again: bool
+                   ) -> tuple[GameSetup, str, tuple[str, int] | None] | None:
+    """Take the seat (the lobby screen, or headless straight to ``target``); ``again``:
+    the host's next game, where a host that opens none ends the series (None)."""
+    if not args.headless:
+        got = await join_lobby(seat, args, target)
+        return None if got is None else (*got, target)
+    if target is None:
+        try:
+            info = await find_table(args.interface, args.target, min(args.timeout, 10.0))
+        except NoSuchTable as exc:
+            raise Abort(str(exc)) from None
+        target = (info.host, info.port)
+    try:
+        setup = await seat.join(target, code=args.code, timeout=args.timeout, again=again)
+    except LobbyError as exc:
+        if not again:
+            raise Abort(explain(exc.reason, args)) from None
+        # the host stopped after its last game (or left): the series is over, not failed
+        say(args, event="series-over", reason=exc.reason)
+        if not args.json:
+            print(f"The host opened no next game ({exc.reason}); the series is over.")
+        return None
+    return setup, f"{target[0]}:{target[1]}", target
+
+
+async def _play(seat: JoiningSeat, setup: GameSetup, args: argparse.Namespace, kind: str,
+                agent: Agent | None, made: list[NetSession]) -> tuple[NetSession, str]:
+    """Play one seated game at this seat to its end (or until the player leaves)."""
+    say(args, event="seated", seat=setup.my_seat, words=list(setup.words),
+        players=[e.name for e in setup.roster], money=setup.params.money,
+        **({"game": setup.params.game_no} if args.games > 1 else {}))
+    me = setup.my_seat
+
+    async def runner(human: HumanDecider | None, handle: TableHandle) -> RunOutcome:
+        t0 = time.perf_counter()
+        res = await seat.play(setup, Path(args.folder), handle, agent, human)
+        return RunOutcome(res.export, time.perf_counter() - t0)
+
+    session = NetSession(seats_from(setup.roster, me, {me: kind} if args.headless
+                                    else None), me,
+                         with_agent(runner) if args.headless else runner,
+                         words=setup.words, hidden_money=setup.params.hidden_money)
+    made[:] = [session]  # the games before it ended: nothing of theirs to resume
+    return session, await play_session(session, args)
 
 
 async def _resume(args: argparse.Namespace, agent: Agent | None,

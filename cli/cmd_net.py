@@ -26,7 +26,7 @@ from pathlib import Path
 
 from cli.bots import BOT_KINDS
 from cli.lobby_app import LobbyScreen
-from cli.net_report import resume_hint
+from cli.net_report import finish_report, resume_hint
 from cli.net_session import NetSession, Runner, RunOutcome
 from cli.session import SeatInfo
 from cli.table_app import run_table
@@ -196,3 +196,22 @@ async def close_screen(screen: LobbyScreen, app: asyncio.Task[None] | None) -> N
     if app is not None:
         with contextlib.suppress(BaseException):
             await app
+
+
+def series_transcript(args: argparse.Namespace, label: str, game_no: int) -> Path:
+    """Where game ``game_no``'s transcript is copied: the usual path, and in a series
+    (``--games`` > 1) with ``-gN`` before the suffix, so no game overwrites another."""
+    path = transcript_path(args, label)
+    if args.games == 1:
+        return path
+    return path.with_name(f"{path.stem}-g{game_no}{path.suffix}")
+
+
+async def report_game(session: NetSession, args: argparse.Namespace, label: str,
+                      game_no: int, wall: float, result: str, prog: str) -> int:
+    """The result of one game (:func:`cli.net_report.finish_report`), in a worker thread:
+    its audit takes a moment, and the table (its listener, advertisement, bot seats) must
+    keep answering meanwhile."""
+    return await asyncio.to_thread(
+        finish_report, session, series_transcript(args, label, game_no), None, wall,
+        args.json, headless=args.headless, quit_early=result == "quit", prog=prog)

@@ -20,7 +20,8 @@ from cli.net_session import NetSession
 from cli.verdict import audit_summary
 from engine.colours import COLOURS
 from engine.game import score_table, winners
-from p2p.store import write_private
+from p2p.series import SeriesRecord, read_series
+from p2p.store import StoreError, write_private
 
 EXIT_OK, EXIT_FAIL = 0, 1
 
@@ -59,6 +60,24 @@ def left_line(session: NetSession) -> str:
     return (f"You left the table before the end. The game so far is in {where}.\n"
             f"Check the part played with: {silkroad_command()} audit {where}\n"
             f"Resume it with: {resume_hint(folder)}")
+
+
+def series_of(session: NetSession) -> SeriesRecord | None:
+    """The series this seat's game belongs to (``series.json`` in its game folder), when
+    it is one: more than one game, or a game after the first.  A damaged file is said on
+    stderr and shown as no series (the game's own result stands)."""
+    if session.folder is None:
+        return None
+    try:
+        record = read_series(session.folder)
+    except StoreError as exc:
+        print(f"silkroad: {exc}", file=sys.stderr)
+        return None
+    if record is None or not record.games:
+        return None
+    if len(record.games) < 2 and record.games[-1].game_no < 2:
+        return None
+    return record
 
 
 def finish_report(session: NetSession, target: Path, seed: int | None, wall: float,
@@ -103,6 +122,7 @@ def finish_report(session: NetSession, target: Path, seed: int | None, wall: flo
         print(f"{prog}: the game stopped before the end", file=sys.stderr)
         return EXIT_FAIL
     names = session.names
+    series = series_of(session)
     table = score_table(s)
     win = winners(s)
     # the end screen audited the transcript already (the copy has the very same bytes)
@@ -132,6 +152,8 @@ def finish_report(session: NetSession, target: Path, seed: int | None, wall: flo
             "audit": audit,
             "verdict": audit["verdict"] if audit else None,
         }
+        if series is not None:
+            out["series"] = series.to_json()
         print(json.dumps(out))
         return EXIT_OK if audit is None or audit["exit_code"] == 0 else EXIT_FAIL
     if headless:
@@ -143,6 +165,8 @@ def finish_report(session: NetSession, target: Path, seed: int | None, wall: flo
     if copied is not None:
         cmd, q = silkroad_command(), shlex.quote(str(copied))
         print(f"Transcript: {copied}  ({cmd} audit {q} · {cmd} replay {q})")
+    if series is not None:
+        print(series.line())
     if audit is not None:
         print(f"Audit: {audit['text']}")
         return EXIT_OK if audit["exit_code"] == 0 else EXIT_FAIL

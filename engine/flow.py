@@ -48,10 +48,15 @@ from engine.tiles import BARTERER, CROOK, Tile
 def _on_seed(s: GameState, a: Seed) -> None:
     if not isinstance(a.seed, bytes) or not 16 <= len(a.seed) <= 64:
         fail("setup.seed", "the seed must be 16 to 64 bytes")
+    first = s.config.first_holder
+    if first is not None and (not isinstance(first, int) or isinstance(first, bool)
+                              or not 0 <= first < s.config.players):
+        fail("setup.first_holder", f"the first leader {first!r} is not a seat")
     rng = DetRng(a.seed, b"silkroad/setup/v1")
     cfg = s.config
     s.layout = lay_out_tiles(cfg.board, cfg.tiles_per_city, rng)
-    s.holder = rng.below(cfg.players)
+    drawn = rng.below(cfg.players)  # drawn either way: the seed's stream is unchanged
+    s.holder = drawn if first is None else first
     s.money = [cfg.start_money] * cfg.players
     s.phase = PH_DEAL
 

@@ -55,6 +55,11 @@ class Config(NamedTuple):
     #: their config says False.  Not in the state hash, for the same reason as
     #: ``final_move``; the state shows it once a good is set aside.
     vizier_marker: bool = True
+    #: the seat that holds the leader pawn first; None: the seed draws it (the rulebook's
+    #: random start).  Games 2.. of a series at one table rotate it (docs/rules.md,
+    #: "a series").  Not in the state hash: the game id binds it, and the state shows the
+    #: holder from the seed on.
+    first_holder: int | None = None
 
     @property
     def reverse(self) -> bool:

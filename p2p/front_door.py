@@ -6,7 +6,8 @@ one small object for the lobby, which a screen drives step by step), and every o
 them plays through a :class:`p2p.handle.TableHandle` that the UI follows:
 
 * :class:`HostedTable` — listener, zeroconf advertisement, lobby, bot seats (each joins
-  like anyone else, then plays in its own process);
+  like anyone else, then plays in its own process); :meth:`HostedTable.next_game` seats
+  the next game of a series (:mod:`p2p.series`) on the same listener;
 * :class:`JoiningSeat` — a listener that joins a discovered table or one at
   ``HOST:PORT``; :func:`browse_tables` and :func:`find_table` list what the LAN
   advertises (with an optional filter, so one test run never sees another's tables);
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ from engine.bots import make_bot
 from .connection import Listener
 from .discovery import Discovery, TableFilter, TableInfo
 from .errors import LobbyError, ProtocolError
-from .game import GameParams, GameSetup
+from .game import MAX_SERIES, GameParams, GameSetup
 from .handle import TableHandle
 from .identity import Identity
 from .lobby import DIAL_TIMEOUT, join_discovered, join_table
@@ -45,14 +47,24 @@ from .local_table import (
 from .mesh import RosterEntry
 from .netgame import play_setup, resume_folder, setup_board
 from .peer_process import PeerProcess, spawn, stop, wait_all, watch
+from .series import KeptListener, NextGame, SeriesRecord, first_leader_of
 from .store import BotSeat, FolderLock, GameStore, StoreError, game_folder
 from .table import Agent, HumanDecider, TableResult
 
+log = logging.getLogger("p2p.front_door")
 BOT_ABANDON = 1800.0
 """How long a host's bot seat waits for a slow player (people think; the same patience as
 :func:`p2p.netgame.play_setup`'s)."""
 BOT_FINISH = 30.0
 """Seconds our bot seats get to finish after our own table ended."""
+NOT_OPEN_YET = ("no table is open here", "the game has already started")
+"""What a host whose next game's lobby is not open yet answers (its table is still
+finishing the last game): a seat of a series dials again (:meth:`JoiningSeat.join`)."""
+REJOIN_DIAL = 2.0
+"""Seconds a seat of a series dials a host that does not answer before it takes the
+series as over (:meth:`JoiningSeat.join`)."""
+REJOIN_WAIT = 60.0
+"""Seconds a seat of a series waits for the host's next lobby when it has no limit."""
 
 
 def _bind(interface: str | None) -> str:
@@ -141,10 +153,14 @@ class HostedTable:
         self._plans = [_BotPlan(i, bot_names[i % len(bot_names)] if bot_names else f"bot{i}",
                                 Identity.generate(), bot_kind, 7919 * (i + 1))
                        for i in range(bots)]
-        self._listener: Listener | None = None
+        self._listener: KeptListener | None = None
         self._discovery: Discovery | None = None
         self._lobby: LobbyTable | None = None
         self._bot_tasks: list[asyncio.Task[dict[str, object]]] = []
+        #: the games of this table's series so far (``series.json``, :mod:`p2p.series`)
+        self.series = SeriesRecord(name)
+        self._next: NextGame | None = None
+        self._next_from: NextGame | None = None
         #: the address joiners dial (the chosen interface, else the first LAN address)
         self.dial = interface or "127.0.0.1"
 
@@ -169,20 +185,50 @@ class HostedTable:
 
     async def open(self) -> HostedTable:
         """Listen, advertise and start the bot seats (OSError: the port is taken)."""
-        self._listener = await Listener(Identity.generate(), host=_bind(self.interface),
-                                        port=self._port).start()
+        self._listener = KeptListener(Identity.generate(), host=_bind(self.interface),
+                                      port=self._port)
+        await self._listener.start()
         self._discovery = await Discovery(_interfaces(self.interface)).start()
+        await self._open_lobby(None)
+        addrs = self._discovery.local_addresses()
+        self.dial = self.interface or (addrs[0] if addrs else "127.0.0.1")
+        self._seat_bots()
+        return self
+
+    async def _open_lobby(self, series: NextGame | None) -> None:
+        assert self._listener is not None
+        previous = self._lobby
+        if previous is not None:  # the series' advertisement goes on to the next lobby
+            await previous.close("the next game is being seated", withdraw=False)
         self._lobby = LobbyTable(self._listener, name=self.name, seats=self.seats_total,
                                  host_name=self.player, shuffle_mode=self.shuffle,
                                  join_code=self.code, discovery=self._discovery,
                                  advertise_addresses=_interfaces(self.interface),
-                                 money=self.money)
+                                 money=self.money, series=series,
+                                 advertisement=previous.advertisement if previous else None)
         await self._lobby.open()
-        addrs = self._discovery.local_addresses()
-        self.dial = self.interface or (addrs[0] if addrs else "127.0.0.1")
+
+    def _seat_bots(self) -> None:
         loop = asyncio.get_running_loop()
         self._bot_tasks = [loop.create_task(self._bot_seat(p)) for p in self._plans]
-        return self
+
+    @property
+    def game_no(self) -> int:
+        """The number of the game being seated or played (1, then 2… of a series)."""
+        return self._next.game_no if self._next is not None else 1
+
+    async def next_game(self) -> int:
+        """After :meth:`play`: open the lobby again for the series' next game, on the same
+        key, address and advertisement, with the same bot seats; returns its number.
+        Seats that come back keep their places, a seat that does not frees its place
+        for a joiner (then :meth:`wait_full`/:meth:`start`/:meth:`play` as for game 1)."""
+        if not self.series.games or self._next_from is None:
+            raise LobbyError("the series' next game comes after a game played to its end")
+        await self._cancel_bots()
+        self._next, self._next_from = self._next_from, None
+        await self._open_lobby(self._next)
+        self._seat_bots()
+        return self._next.game_no
 
     async def wait_full(self, timeout: float) -> None:
         """Wait until every seat is taken (TimeoutError after ``timeout`` s)."""
@@ -233,15 +279,26 @@ class HostedTable:
         for task in self._bot_tasks:  # their transcripts are theirs; give them a moment
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(task, BOT_FINISH)
+        leader = first_leader_of(handle.record())
+        self.series.add(setup.params.game_no, setup.game_id, [e.name for e in setup.roster],
+                        result.winners, leader)
+        folders = [game_folder(self.root, setup.game_id, self._listener.identity.public)]
+        _save_series(self.series, [*folders, *(Path(b.folder) for b in bots)])
+        if setup.params.game_no < MAX_SERIES:
+            self._next_from = NextGame(setup.params.game_no + 1,
+                                       tuple(e.key for e in setup.roster), leader)
         return result
 
-    async def close(self) -> None:
-        """Withdraw the table, stop the bot seats, free the port (idempotent)."""
+    async def _cancel_bots(self) -> None:
         for task in self._bot_tasks:
             if not task.done():
                 task.cancel()
             with contextlib.suppress(BaseException):
                 await task
+
+    async def close(self) -> None:
+        """Withdraw the table, stop the bot seats, free the port (idempotent)."""
+        await self._cancel_bots()
         if self._lobby is not None:
             with contextlib.suppress(Exception):
                 await self._lobby.close()
@@ -250,7 +307,18 @@ class HostedTable:
                 await self._discovery.close()
         if self._listener is not None:
             with contextlib.suppress(Exception):
-                await self._listener.close()
+                await self._listener.close_for_good()
+
+
+def _save_series(record: SeriesRecord, folders: Sequence[Path]) -> None:
+    """Write ``series.json`` into each existing game folder.  A folder that cannot take
+    it is said in the log: the game itself is over and recorded, so it stands."""
+    for folder in folders:
+        if folder.exists():
+            try:
+                record.save(folder)
+            except OSError as exc:
+                log.warning("could not write the series record into %s: %s", folder, exc)
 
 
 # --- joining ----------------------------------------------------------------------------------
@@ -264,7 +332,9 @@ class JoiningSeat:
         self.interface = interface
         #: which advertised tables this seat may see (None: all of them)
         self.match = match
-        self._listener: Listener | None = None
+        self._listener: KeptListener | None = None
+        #: the games this seat played at the table so far (``series.json``)
+        self.series = SeriesRecord()
 
     @property
     def listener(self) -> Listener:
@@ -272,8 +342,11 @@ class JoiningSeat:
         return self._listener
 
     async def open(self) -> JoiningSeat:
-        self._listener = await Listener(Identity.generate(), host=_bind(self.interface),
-                                        port=0).start()
+        """Listen on any port; the listener (its key is this seat's identity) stays open
+        for every game this seat plays, until :meth:`close`."""
+        self._listener = KeptListener(Identity.generate(), host=_bind(self.interface),
+                                      port=0)
+        await self._listener.start()
         return self
 
     def discovery(self) -> Discovery:
@@ -283,12 +356,38 @@ class JoiningSeat:
     async def join(self, target: TableInfo | tuple[str, int], *, code: str | None,
                    timeout: float | None,
                    on_lobby: Callable[[list[tuple[str, str]], int], None] | None = None,
-                   ) -> GameSetup:
+                   again: bool = False) -> GameSetup:
         """Take a seat at a discovered table or at ``(host, port)`` and wait for the start;
         :class:`p2p.errors.LobbyError` says why not.  A connection that fails for a passing
         reason is dialled again for :data:`p2p.lobby.DIAL_TIMEOUT` seconds, or ``timeout``
-        when that is shorter (the player's own limit)."""
+        when that is shorter (the player's own limit).
+
+        ``again``: the next game of a series at the same table.  The host may still be
+        finishing the last game (its lobby is not open yet, :data:`NOT_OPEN_YET`): this
+        seat dials again until it is, within ``timeout`` (or :data:`REJOIN_WAIT`)."""
         dial_timeout = DIAL_TIMEOUT if timeout is None else min(timeout, DIAL_TIMEOUT)
+        if not again:
+            return await self._join_once(target, code, timeout, on_lobby, dial_timeout)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (REJOIN_WAIT if timeout is None else timeout)
+        delay = 0.1
+        while True:
+            try:
+                # the host's listener stays up for its whole series: a port that does not
+                # answer means the host stopped, so a short dial budget is enough
+                return await self._join_once(target, code, timeout, on_lobby,
+                                             min(dial_timeout, REJOIN_DIAL))
+            except LobbyError as exc:
+                if not any(r in exc.reason for r in NOT_OPEN_YET) \
+                        or loop.time() + delay >= deadline:
+                    raise
+            await asyncio.sleep(delay)  # the host's last game is still closing
+            delay = min(delay * 2, 1.0)
+
+    async def _join_once(self, target: TableInfo | tuple[str, int], code: str | None,
+                         timeout: float | None,
+                         on_lobby: Callable[[list[tuple[str, str]], int], None] | None,
+                         dial_timeout: float) -> GameSetup:
         if isinstance(target, TableInfo):
             return await join_discovered(self.listener, target, name=self.name,
                                          join_code=code, start_timeout=timeout,
@@ -304,12 +403,17 @@ class JoiningSeat:
         result = await play_setup(setup, self.listener, root, agent, human,
                                   on_table=handle.attach)
         handle.result = result
+        self.series.table = setup.table
+        self.series.add(setup.params.game_no, setup.game_id, [e.name for e in setup.roster],
+                        result.winners, first_leader_of(handle.record()))
+        _save_series(self.series, [game_folder(root, setup.game_id,
+                                               self.listener.identity.public)])
         return result
 
     async def close(self) -> None:
         if self._listener is not None:
             with contextlib.suppress(Exception):
-                await self._listener.close()
+                await self._listener.close_for_good()
 
 
 # --- resuming -------------------------------------------------------------------------------

@@ -53,10 +53,14 @@ VIZIER_MARKER_SINCE = 5
 """The first protocol version whose Grand Viziers set a good of their colour aside."""
 CERTIFIED_SINCE = 4
 """The first protocol version whose games end with every seat's closing acknowledgement."""
+SERIES_SINCE = 5
+"""The first protocol version whose params may number a game in a series."""
 LEGACY_LAMBDA = 40
 """λ of a folder written before ``meta.json`` recorded it (protocol versions before
 :data:`CERTIFIED_SINCE` only: from then on it must be recorded)."""
 WORD_COUNT = 5
+MAX_SERIES = 1000
+"""Most games a series may number (a bound on a field every peer parses)."""
 MONEY_MODES = ("open", "hidden")
 """How other players' money shows at the table: ``open`` (the default: every payment is
 public, so the software shows the totals) or ``hidden`` (behind the screens, as the
@@ -73,6 +77,19 @@ class GameParams:
     shuffle_mode: str = "verified"
     protocol_version: int = PROTOCOL_VERSION
     money: str = "open"
+    #: the game's number in a series at one table (``silkroad host --games N``): 1 for a
+    #: single game.  Hashed, so the same seats play a new game id each time
+    game_no: int = 1
+    #: the seat that holds the leader pawn first (None: the shared coin picks it, as in
+    #: game 1); games 2.. of a series rotate it (:mod:`p2p.series`, docs/rules.md)
+    first_leader: int | None = None
+
+    def __post_init__(self) -> None:
+        # what to_wire leaves out must be the default, or the game id would not bind it
+        if not 1 <= self.game_no <= MAX_SERIES:
+            raise ValueError(f"game number {self.game_no} (1..{MAX_SERIES})")
+        if self.game_no == 1 and self.first_leader is not None:
+            raise ValueError("game 1 of a series has no first leader: the coin picks it")
 
     def check_playable(self) -> None:
         """Raise :class:`ProtocolError` unless a table with these params can be played (or
@@ -88,7 +105,8 @@ class GameParams:
         """The agreed parameters as hashed into the game id.  ``money`` is appended only
         when it is not the default, so a table without the option has exactly the wire
         (hence the game id) it had before the option existed: old transcripts still
-        audit and resume."""
+        audit and resume.  Likewise the series tail ``money, game_no, first_leader`` is
+        written only for games 2.. of a series: a single game's wire is unchanged."""
         wire: list[Any] = [
             self.protocol_version,
             self.players,
@@ -96,7 +114,11 @@ class GameParams:
             self.board_digest,
             self.shuffle_mode,
         ]
-        if self.money != "open":
+        if self.game_no != 1:
+            # a series tail: money always written (so its position is fixed), then the
+            # game's number and the first leader (nil: the coin's pick)
+            wire += [self.money, self.game_no, self.first_leader]
+        elif self.money != "open":
             wire.append(self.money)
         return wire
 
@@ -107,15 +129,25 @@ class GameParams:
     @classmethod
     def from_wire(cls, obj: Any) -> GameParams:
         """Parse and validate; raises :class:`ProtocolError` naming the bad field."""
-        if not isinstance(obj, list) or len(obj) not in (5, 6):
+        if not isinstance(obj, list) or len(obj) not in (5, 6, 8):
             raise ProtocolError("params must be [version, players, variant, digest, shuffle"
-                                "(, money)]")
+                                "(, money)] or [..., money, game_no, first_leader]")
         money = "open"
+        game_no, first_leader = 1, None
         if len(obj) == 6:
             money = obj[5]
             if money not in MONEY_MODES or money == "open":
                 # the default is never written: one encoding per table, one game id
                 raise ProtocolError(f"money {money!r} (hidden, or left out for open)")
+        elif len(obj) == 8:
+            money, game_no, first_leader = obj[5:]
+            if money not in MONEY_MODES:
+                raise ProtocolError(f"money {money!r} (open or hidden)")
+            if not isinstance(game_no, int) or isinstance(game_no, bool) \
+                    or not 2 <= game_no <= MAX_SERIES:
+                # game 1 never has the tail: one encoding per table, one game id
+                raise ProtocolError(f"game number {game_no!r} (2..{MAX_SERIES} with a "
+                                    "series tail)")
         version, players, variant, digest, mode = obj[:5]
         if version not in AUDITABLE_VERSIONS or isinstance(version, bool):
             raise ProtocolError(
@@ -131,7 +163,13 @@ class GameParams:
             raise ProtocolError("bad board digest")
         if mode not in SHUFFLE_MODES:
             raise ProtocolError(f"shuffle mode {mode!r} (verified/audit)")
-        return cls(players, variant, digest, mode, version, money)
+        if game_no != 1 and version < SERIES_SINCE:
+            raise ProtocolError(f"a protocol version {version} game has no series number")
+        if first_leader is not None and (
+                not isinstance(first_leader, int) or isinstance(first_leader, bool)
+                or not 0 <= first_leader < players):
+            raise ProtocolError(f"first leader {first_leader!r} is not a seat of {players}")
+        return cls(players, variant, digest, mode, version, money, game_no, first_leader)
 
 
 def lambda_problem(version: int, lam: object) -> str | None:
@@ -278,4 +316,5 @@ def game_config(params: GameParams, spec: str | None = None) -> Config:
     # the rules a game was played by are its protocol version's (engine.state.Config)
     version = params.protocol_version
     return config._replace(final_move=version >= FINAL_MOVE_SINCE,
-                           vizier_marker=version >= VIZIER_MARKER_SINCE)
+                           vizier_marker=version >= VIZIER_MARKER_SINCE,
+                           first_holder=params.first_leader)

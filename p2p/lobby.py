@@ -29,6 +29,11 @@ Board: the host sends the board spec (``"default"`` or the JSON of its board fil
 game id), so all peers load the same board.  A joiner that brings its own board file sends
 its digest when joining and a host playing another board refuses it, naming both digests
 (the trailing ``board_digest``/``board`` fields are optional for older peers).
+
+A series (:mod:`p2p.series`): the host opens a new lobby on the same listener for each
+game, given a :class:`~p2p.series.NextGame`; it numbers the game in the params and, at
+the start, puts returning seats back in their places and names the rotated first leader.
+The messages are the same.
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ from .identity import fingerprint
 from .lobby_dial import DIAL_TIMEOUT, LOBBY, reach
 from .mesh import RosterEntry
 from .sanitize import clean, is_clean
+from .series import NextGame
 
 log = logging.getLogger("p2p.lobby")
 MAX_NAME = 32
@@ -139,13 +145,18 @@ class Table:
         board: str | os.PathLike[str] | None = None,
         money: str = "open",
         code_guard: CodeGuard | None = None,
+        series: NextGame | None = None,
+        advertisement: Advertisement | None = None,
     ) -> None:
         """``board`` is the path of a board JSON file (None: the built-in board, unless only
         a ``board_digest`` is given, in which case joiners are sent no board).  ``money``
         (``open``/``hidden``, :data:`p2p.game.MONEY_MODES`) is agreed like the variant: it
         goes into the params every joiner receives, hence into the game id.
         ``code_guard`` (default: a fresh :class:`p2p.code_guard.CodeGuard`) slows, then
-        shuts out, addresses that guess the join code; tests pass short delays."""
+        shuts out, addresses that guess the join code; tests pass short delays.
+        ``series`` (games 2.. of a series, :mod:`p2p.series`) numbers the game, keeps
+        returning seats in their places and rotates the first leader; ``advertisement``
+        is the previous game's, reused (the table stays one entry on the LAN)."""
         if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
             raise ValueError(f"a table has {MIN_PLAYERS}..{MAX_PLAYERS} seats, not {seats}")
         if shuffle_mode not in SHUFFLE_MODES:
@@ -185,7 +196,8 @@ class Table:
         self.seated: list[_Seat] = [me]
         self.started = False
         self.closed = False
-        self.advertisement: Advertisement | None = None
+        self.series = series
+        self.advertisement: Advertisement | None = advertisement
         self._changed = asyncio.Event()
         self._ad_task: asyncio.Task[None] | None = None
         self._joining = 0
@@ -199,23 +211,27 @@ class Table:
             key = await loop.run_in_executor(None, join_key, self.join_code, self.identity.public)
         self.listener.register(LOBBY, AcceptPolicy(self._authorize, key,
                                                    guard=self.code_guard), self._on_join)
-        if self.discovery is not None:
+        if self.advertisement is not None:
+            self._refresh()  # the series' advertisement: back to the lobby phase
+        elif self.discovery is not None:
             self.advertisement = await self.discovery.advertise(
                 self._ad(), self.listener.port, addresses=self.advertise_addresses
             )
         return self
 
-    async def close(self, reason: str = "the host closed the table") -> None:
+    async def close(self, reason: str = "the host closed the table", *,
+                    withdraw: bool = True) -> None:
         """Stop the lobby and withdraw the advertisement; joiners still waiting are told why.
 
         After :meth:`start` the advertisement stays up (phase ``playing``) until this is
-        called, so the LAN can see the game in progress.
+        called, so the LAN can see the game in progress.  ``withdraw=False`` leaves it up
+        for the next game of a series (:attr:`advertisement` is handed on).
         """
         await self._end_lobby(reason)
         if self._ad_task is not None:
             with contextlib.suppress(BaseException):
                 await self._ad_task
-        if self.advertisement is not None:
+        if self.advertisement is not None and withdraw:
             with contextlib.suppress(Exception):
                 await self.advertisement.withdraw()
             self.advertisement = None
@@ -375,8 +391,13 @@ class Table:
             raise LobbyError(f"{len(self.seated)} seated; at least {MIN_PLAYERS} are needed")
         self.started = True
         seats = list(self.seated)
+        game_no, first_leader = 1, None
+        if self.series is not None:  # returning seats keep their places (p2p.series)
+            seats = [seats[j] for j in self.series.arrange([s.key for s in seats])]
+            game_no = self.series.game_no
+            first_leader = self.series.first_leader(len(seats))
         params = GameParams(len(seats), self.variant, self.board_digest, self.shuffle_mode,
-                            money=self.money)
+                            money=self.money, game_no=game_no, first_leader=first_leader)
         commitments = [s.commitment for s in seats]
         try:
             async with asyncio.timeout(timeout):
