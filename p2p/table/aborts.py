@@ -15,6 +15,14 @@ of :mod:`p2p.judge` (or, for an equivocation, by checking its two signed envelop
 accused — or an earlier cheater — is confirmed; or the accuser is named for a false
 accusation, but only once we hold everything the notice points at and it checks out; until
 then we fetch what we lack, and if it never arrives nobody is named.
+
+A notice (abort or stop) may reach some seats only, and a seat that acts on one stops
+without a word of its own (:data:`SELF_EVIDENT`): the others would wait for it and name
+it by timeout.  So a seat relays every notice it takes in to all at once, with what the
+others may lack before it (:meth:`p2p.table.acks.AckBook.relay_unagreed`): every seat
+judges (or honours) the same signed notice itself; and while we judge an accusation our
+waits do not time out (:attr:`p2p.table.waiting.Waiter.holding`): its verdict ends the
+table.
 """
 
 from __future__ import annotations
@@ -38,8 +46,9 @@ log = logging.getLogger("p2p.table")
 
 SELF_EVIDENT = ("disputed", "peer-stopped", "false-abort", "unchecked-abort")
 """Stops every peer reaches by itself (a dispute's verdict, another seat's notice, an
-accusation each peer judges): no stop notice is sent for them, so that it can never
-pre-empt another peer's own verdict."""
+accusation each peer judges — a notice is relayed to all on arrival, so each peer holds
+it): no stop notice is sent for them, so that it can never pre-empt another peer's own
+verdict."""
 
 ABORT_WAIT = 5.0
 """Seconds an abort notice may wait for what it points at (and a stop notice for our
@@ -59,15 +68,18 @@ class Aborts:
 
     def __init__(self, ctx: TableContext, emit: Callable[[str, Any], None],
                  take: Callable[[bytes, int], None], sync_all: Callable[[], None],
-                 audit: Judge) -> None:
+                 audit: Judge, relay: Callable[[], None]) -> None:
         """``take`` feeds an envelope a notice carries into our inbox, ``sync_all`` asks every
         peer for what we lack, ``audit`` audits a transcript (the whole game audit, so a
-        notice is judged by exactly the rules ``silkroad audit`` applies)."""
+        notice is judged by exactly the rules ``silkroad audit`` applies), ``relay`` sends
+        everyone the others' envelopes we took in since the last agreed round (a notice
+        just taken in among them)."""
         self.ctx = ctx
         self._emit = emit
         self._take = take
         self._sync_all = sync_all
         self._audit = audit
+        self._relay = relay
         self._sent = False
         self.tasks: list[asyncio.Task[None]] = []
         #: the tasks among them that judge an abort notice (at most one per seat)
@@ -128,6 +140,7 @@ class Aborts:
         if env.sender in self.stoppers:
             return
         self.stoppers.append(env.sender)
+        self._relay()  # it may have reached us alone: the others must not wait for us
         self.tasks.append(asyncio.get_running_loop().create_task(self._honour(env)))
 
     async def _honour(self, env: Envelope) -> None:
@@ -135,7 +148,7 @@ class Aborts:
         start = time.monotonic()
         self._sync_all()
         while ctx.waiter.failure is None:
-            if not self._judging() and not self.disputed():
+            if not self.judging() and not self.disputed():
                 waited = time.monotonic() - start
                 waiting = ctx.waiter.waiting_for()
                 if waited >= ABORT_WAIT or (waited >= STOP_GRACE and waiting is not None
@@ -146,15 +159,18 @@ class Aborts:
             ctx.stop(None, "peer-stopped", stop_words(env.sender, env.body),
                      stopped_by=env.sender)
 
-    def _judging(self) -> bool:
-        """Whether an accusation is being judged (its verdict, not a stop, ends the table)."""
+    def judging(self) -> bool:
+        """Whether an accusation is being judged (its verdict, not a stop or a timeout, ends
+        the table)."""
         return any(not t.done() for t in self.judges)
 
     def received(self, env: Envelope) -> None:
-        """Another peer stopped, accusing someone: judge the claim ourselves."""
+        """Another peer stopped, accusing someone: relay the notice (it may have reached us
+        alone, and our verdict stops us without a word) and judge the claim ourselves."""
         if len(self.judges) >= self.ctx.n:
             self.ctx.refuse(env.sender, "too many abort notices")
             return
+        self._relay()
         task = asyncio.get_running_loop().create_task(self._judge(env))
         self.judges.append(task)
         self.tasks.append(task)

@@ -141,8 +141,9 @@ class Table:
         judge = LiveJudge(setup, self.config)
         self.acks.judge = judge.dispute
         self.aborts = Aborts(self.ctx, lambda k, b: self.emit(k, b), self.inbox.accept,
-                             self._sync_all, judge.accusation)
+                             self._sync_all, judge.accusation, self.acks.relay_unagreed)
         self.aborts.disputed = lambda: self.acks.disputed
+        self.waiter.holding = self.aborts.judging  # an accusation's verdict ends the table
         self.accuser = Accuser(self.ctx, self.waiter, self.aborts, self.acks,
                                lambda: self.session, self._sync_all)
         self._applied_in_place = False  # _player_step applied the action already

@@ -2,8 +2,10 @@
 
 The table's main loop waits for one thing at a time (an action, acks, a crypto op).  A
 stalled wait names the seats it awaits (for the UI) and, after the abandon timeout, stops
-the table naming the first of them.  Whoever finds a reason to stop the table records it
-here (:meth:`Waiter.stop`), so that the sleeper wakes and raises it.
+the table naming the first of them — unless an accusation is being judged
+(:attr:`Waiter.holding`): its verdict, bounded in time, ends the table, and the seat we
+await may be busy judging the same notice.  Whoever finds a reason to stop the table
+records it here (:meth:`Waiter.stop`), so that the sleeper wakes and raises it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ class Waiter:
         self.stall_timeout = stall_timeout
         self.abandon_timeout = abandon_timeout
         self.failure: TableStopped | None = None
+        #: whether a verdict that will stop the table is under way: no abandon meanwhile
+        self.holding: Callable[[], bool] = lambda: False
         self.waiting_on: tuple[str, Callable[[], list[int]]] | None = None
         self._wake = asyncio.Event()
         self._fut: asyncio.Future[None] | None = None
@@ -84,12 +88,15 @@ class Waiter:
                 raise self.failure
             self._wake.clear()
             waited = time.monotonic() - start
-            if waited >= self.abandon_timeout:
+            if waited < self.abandon_timeout:
+                limit = self.stall_timeout if not warned else self.abandon_timeout
+            elif self.holding():
+                limit = waited + 1.0  # the verdict stops the table and wakes us
+            else:
                 missing = who()
                 raise TableStopped(missing[0] if missing else None, "timeout",
                                    f"waited {waited:.1f} s for {what}; seats {missing} "
                                    "never answered")
-            limit = self.stall_timeout if not warned else self.abandon_timeout
             fut: asyncio.Future[None] = loop.create_future()
             self._fut = fut
             nap = min(limit - waited, 1.0, max(next_sync - time.monotonic(), 0.0))
