@@ -307,7 +307,11 @@ def test_a_flood_of_early_envelopes_costs_its_sender_not_the_others(tmp_path: Pa
         r = results[seat]
         assert isinstance(r, TableStopped) and r.culprit == 1, (seat, r)
         assert r.rule in ("equivocation", "bad-chain"), (seat, r)
-        assert all(f.sender in (1, None) for f in tables[seat].refusals), tables[seat].refusals
+        # no other seat's message is refused: a copy of one we hold (the notices are
+        # relayed to all on arrival, so honest copies come back) loses nothing
+        lost = [f for f in tables[seat].refusals if f.sender not in (1, None)
+                and not f.reason.startswith("replayed envelope")]
+        assert lost == [], lost
         assert any("too far ahead" in f.reason for f in tables[seat].refusals)
 
 
