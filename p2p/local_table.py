@@ -39,7 +39,6 @@ from .identity import Identity
 from .mesh import Mesh, RosterEntry
 from .pacing import paced
 from .peer_process import PeerProcess, spawn, stop, wait_all, watch
-from .series import LeaderSetup
 from .store import BotSeat, FolderLock, GameStore, Secrets, game_folder
 from .table import HumanDecider, Table, TableResult, TableSetup
 
@@ -134,11 +133,8 @@ def table_setup(roster: list[RosterEntry], params: GameParams, seat: int, game_i
                 lam: int, board: str = DEFAULT_BOARD) -> TableSetup:
     """The table's setup from the agreed roster/params (``board`` is checked against
     ``params.board_digest`` when the table builds its config)."""
-    if params.first_leader is not None:  # games 2.. of a series rotate the first leader
-        return LeaderSetup(game_id, [e.key for e in roster], seat, params.shuffle_mode, lam,
-                           params.variant, board, params.board_digest, params.first_leader)
     return TableSetup(game_id, [e.key for e in roster], seat, params.shuffle_mode, lam,
-                      params.variant, board, params.board_digest)
+                      params.variant, board, params.board_digest, params.first_leader)
 
 
 async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = None, *,

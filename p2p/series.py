@@ -11,7 +11,8 @@ transcript and audit); what carries over is decided here, deterministically:
 * **the first leader rotates** — game 1's is the shared coin's pick; game *k* ≥ 2's is the
   seat after game *k*−1's first leader, ``(previous + 1) mod players``
   (:meth:`NextGame.first_leader`).  It is in the params, so the game id binds it and every
-  seat's engine starts with it (``engine.state.Config.first_holder``);
+  seat's engine starts with it (``engine.state.Config.first_holder``, set by
+  :meth:`p2p.table.setup.TableSetup.config`);
 * **the record** — ``series.json`` in each seat's game folder (:class:`SeriesRecord`):
   the series so far after that game (game ids in order, winners by name, wins per name),
   written atomically and privately like every file of the folder.
@@ -28,12 +29,11 @@ from typing import Any
 
 from engine.actions import Seed
 from engine.rules import apply
-from engine.state import Config, GameState
+from engine.state import GameState
 
 from .connection import Listener
 from .game import MAX_SERIES
 from .store import StoreError, write_private
-from .table.setup import TableSetup
 
 SERIES_FILE = "series.json"
 SERIES_VERSION = 1
@@ -92,19 +92,6 @@ def first_leader_of(record: tuple[GameState, list[Any]] | None) -> int | None:
     first = state.copy()
     apply(first, actions[0])
     return first.holder
-
-
-@dataclass
-class LeaderSetup(TableSetup):
-    """A table's setup whose game starts with an agreed first leader (games 2.. of a
-    series): :func:`p2p.local_table.table_setup` makes one when the params name it, so
-    the live table's engine config is the one the audit rebuilds from the params
-    (:func:`p2p.game.game_config`)."""
-
-    first_leader: int | None = None
-
-    def config(self) -> Config:
-        return super().config()._replace(first_holder=self.first_leader)
 
 
 class KeptListener(Listener):

@@ -47,6 +47,9 @@ class TableSetup:
     #: board spec (``"default"`` or board JSON) and the digest the table agreed on
     board: str = DEFAULT_BOARD
     board_digest: bytes = b""
+    #: the seat holding the leader pawn first (games 2.. of a series, :mod:`p2p.series`);
+    #: None: the shared coin picks it
+    first_leader: int | None = None
 
     @property
     def players(self) -> int:
@@ -59,4 +62,4 @@ class TableSetup:
         """The agreed engine config (raises :class:`p2p.game.BoardMismatch` for a board
         whose digest is not the agreed one, or an unknown variant)."""
         params = GameParams(self.players, self.variant, self.board_digest, self.shuffle_mode)
-        return game_config(params, self.board)
+        return game_config(params, self.board)._replace(first_holder=self.first_leader)
