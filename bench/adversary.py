@@ -5,7 +5,7 @@ naming no one, and never certify signed contents that are not the game played.  
 command plays (or reuses) certified games, lets a forger holding ONE seat's key rewrite
 them (:mod:`bench.forge`: drop, reorder, repeat, re-sign its own chain with a change, sign
 new envelopes, edit the unsigned header), audits every file with
-:func:`p2p.game_audit.audit_game` and checks :func:`bench.forge.check` on the verdict.
+:func:`p2p.judge.game_audit.audit_game` and checks :func:`bench.forge.check` on the verdict.
 
 It prints how many files were tried, the verdicts by status and rule, every violation (the
 forger, what was done, the audit's words) and ends with ``N files, V violations``; the exit
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from bench import forge as fg
-from p2p.game_audit import GameAuditReport, audit_game
+from p2p.judge.game_audit import GameAuditReport, audit_game
 
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "silkroad-adversary-cache"
 MEMO_LIMIT = 400_000

@@ -28,7 +28,7 @@ from typing import Any
 
 from crypto import parallel
 from crypto import shuffle as sh
-from p2p.game_audit import audit_game, summary
+from p2p.judge.game_audit import audit_game, summary
 from p2p.local_table import run_local_game
 
 

@@ -71,11 +71,10 @@ from engine.errors import DecodeError
 from engine.legal import legal_actions
 from engine.rules import actors
 from p2p.game import GameParams, compute_game_id
-from p2p.game_audit import UNFAIR, GameAuditReport, audit_game
+from p2p.judge.game_audit import UNFAIR, GameAuditReport, audit_game
 from p2p.local_table import finish_peer, make_local_setup, start_peer
-from p2p.mesh import RosterEntry
-from p2p.store import EXPORT_MAGIC, EXPORT_VERSION, ExportedGame, StoreError, read_export
-from p2p.wire import (
+from p2p.net.mesh import RosterEntry
+from p2p.protocol.wire import (
     ABORT_KIND,
     ACK_KIND,
     ACTION_KIND,
@@ -85,6 +84,7 @@ from p2p.wire import (
     STOP_KIND,
     TALK_KIND,
 )
+from p2p.store import EXPORT_MAGIC, EXPORT_VERSION, ExportedGame, StoreError, read_export
 
 Env = list[Any]
 """A decoded envelope: ``[VERSION, game_id, sender, seq, prev, kind, body]``."""

@@ -44,7 +44,7 @@ from typing import Any
 
 from bench.frugal_bot import FrugalBot
 from crypto.shuffle import DEFAULT_LAMBDA
-from p2p.game_audit import UNFAIR, GameAuditReport, audit_folder, audit_game
+from p2p.judge.game_audit import UNFAIR, GameAuditReport, audit_folder, audit_game
 from p2p.local_table import LocalPeer, finish_peer, make_local_setup, start_peer
 from p2p.table import Table, TableResult, TableStopped
 

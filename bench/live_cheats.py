@@ -48,9 +48,7 @@ from engine.actions import (
     encode,
 )
 from engine.rules import actors, is_simultaneous
-from p2p.table import Table
-from p2p.table.outbox import Outbox
-from p2p.wire import (
+from p2p.protocol.wire import (
     ABORT_KIND,
     ACK_KIND,
     ACTION_KIND,
@@ -60,6 +58,8 @@ from p2p.wire import (
     PROOF_RULES,
     STOP_KIND,
 )
+from p2p.table import Table
+from p2p.table.outbox import Outbox
 
 MISBEHAVIOURS: tuple[str, ...] = (
     "partial-action",     # its action reaches some peers only

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from crypto.shuffle import DEFAULT_LAMBDA
-from p2p.game_audit import audit_game
+from p2p.judge.game_audit import audit_game
 from p2p.local_table import run_local_game
 
 TARGETS = {"plain_p50_ms": 5.0, "plain_p99_ms": 50.0, 4: 30.0, 6: 60.0}

@@ -19,7 +19,7 @@ import msgpack
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from crypto.transcript import DOMAIN, VERSION
-from p2p.wire import ENV_TAG, SYNC_TAG
+from p2p.protocol.wire import ENV_TAG, SYNC_TAG
 
 if TYPE_CHECKING:
     from p2p.table import Table

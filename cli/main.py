@@ -1,4 +1,4 @@
-"""The ``silkroad`` command: an argparse front door that dispatches to cli/cmd_*.py.
+"""The ``silkroad`` command: an argparse front door that dispatches to cli/commands/*.py.
 
 Each command module exposes ``register(sub)`` and ``run(args) -> int``. Exit codes:
 0 ok, 1 failure (or an unfair game found), 2 usage error or unreadable input. User
@@ -15,16 +15,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
-from cli import (
-    cmd_audit,
-    cmd_bench,
-    cmd_host,
-    cmd_join,
-    cmd_play,
-    cmd_replay,
-    cmd_simulate,
-    cmd_tables,
-)
+from cli.commands import audit, bench, host, join, play, replay, simulate, tables
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -59,14 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"silkroad {_version()}")
     # sub-commands are built with type(parser), i.e. _Parser: the same usage errors
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    cmd_play.register(sub)
-    cmd_host.register(sub)
-    cmd_join.register(sub)
-    cmd_tables.register(sub)
-    cmd_audit.register(sub)
-    cmd_replay.register(sub)
-    cmd_simulate.register(sub)
-    cmd_bench.register(sub)
+    play.register(sub)
+    host.register(sub)
+    join.register(sub)
+    tables.register(sub)
+    audit.register(sub)
+    replay.register(sub)
+    simulate.register(sub)
+    bench.register(sub)
     return parser
 
 

@@ -13,7 +13,7 @@ def verdict_of(code: int) -> str:
 
 def audit_summary(path: Path) -> dict[str, Any]:
     """Audit a transcript (signatures, proofs, engine replay) and summarise it for JSON."""
-    from p2p.game_audit import audit_game, summary
+    from p2p.front_door import audit_game, summary
 
     report = audit_game(path)
     out = summary(report)

@@ -7,13 +7,19 @@ them plays through a :class:`p2p.handle.TableHandle` that the UI follows:
 
 * :class:`HostedTable` — listener, zeroconf advertisement, lobby, bot seats (each joins
   like anyone else, then plays in its own process); :meth:`HostedTable.next_game` seats
-  the next game of a series (:mod:`p2p.series`) on the same listener;
+  the next game of a series (:mod:`p2p.lobby.series`) on the same listener;
 * :class:`JoiningSeat` — a listener that joins a discovered table or one at
   ``HOST:PORT``; :func:`browse_tables` and :func:`find_table` list what the LAN
   advertises (with an optional filter, so one test run never sees another's tables);
 * :func:`resume_seat` — a seat from its game folder after a crash or a quit, with the bot
   seats it ran brought back from their own folders;
 * :func:`play_local` — ``silkroad play``: every seat a real peer on 127.0.0.1.
+
+It is also the only p2p module the CLI imports (``tests/test_import_graph.py`` checks
+this): the few names a screen or a command needs from elsewhere in p2p (the audit's
+verdicts, the join code, the folder's files, a series' record) and from crypto (the
+default λ, the worker count) are re-exported here and listed in ``__all__``, so the
+package's inside can be rearranged without touching the CLI.
 """
 
 from __future__ import annotations
@@ -26,17 +32,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from crypto.parallel import workers
 from crypto.shuffle import DEFAULT_LAMBDA
 from engine.bots import make_bot
 
-from .connection import Listener
-from .discovery import Discovery, TableFilter, TableInfo
-from .errors import LobbyError, ProtocolError
-from .game import MAX_SERIES, GameParams, GameSetup
+from .errors import LobbyError, P2PError, ProtocolError
+from .game import MAX_SERIES, MONEY_MODES, GameParams, GameSetup
 from .handle import TableHandle
 from .identity import Identity
-from .lobby import DIAL_TIMEOUT, join_discovered, join_table
-from .lobby import Table as LobbyTable
+from .judge.game_audit import (
+    CERTIFIED,
+    UNFAIR,
+    UNREADABLE,
+    GameAuditReport,
+    audit_folder,
+    audit_game,
+    shown_names,
+    summary,
+)
+from .lobby.code_guard import AUTO, estimate_bits, generate_code
+from .lobby.discovery import Discovery, TableBrowser, TableFilter, TableInfo
+from .lobby.seating import DIAL_TIMEOUT, join_discovered, join_table
+from .lobby.seating import Table as LobbyTable
+from .lobby.series import KeptListener, NextGame, SeriesRecord, first_leader_of, read_series
 from .local_table import (
     CHILD_FINISH,
     LocalGameResult,
@@ -44,12 +62,35 @@ from .local_table import (
     run_local_game,
     stop_on_child_exit,
 )
-from .mesh import RosterEntry
+from .net.connection import Listener
+from .net.handshake import normalize_code
+from .net.mesh import RosterEntry
 from .netgame import play_setup, resume_folder, setup_board
 from .peer_process import PeerProcess, spawn, stop, wait_all, watch
-from .series import KeptListener, NextGame, SeriesRecord, first_leader_of
-from .store import BotSeat, FolderLock, GameStore, StoreError, game_folder
-from .table import Agent, HumanDecider, TableResult
+from .sanitize import clean
+from .store import (
+    EXPORT_MAGIC,
+    BotSeat,
+    FolderLock,
+    GameStore,
+    StoreError,
+    game_folder,
+    private_dirs,
+    read_export,
+    write_private,
+)
+from .table import Agent, HumanDecider, TableResult, TableStopped
+
+__all__ = [  # the CLI's names: this module's own and those re-exported for it
+    "AUTO", "BOT_ABANDON", "BOT_FINISH", "CERTIFIED", "DEFAULT_LAMBDA", "EXPORT_MAGIC",
+    "MAX_SERIES", "MONEY_MODES", "UNFAIR", "UNREADABLE", "Agent", "GameAuditReport", "GameSetup",
+    "HostedTable", "HumanDecider", "JoiningSeat", "LobbyError", "NoSuchTable", "P2PError",
+    "RosterEntry", "SeatRecord", "SeriesRecord", "StoreError", "TableBrowser", "TableHandle",
+    "TableInfo", "TableStopped", "audit_folder", "audit_game", "browse_tables", "clean",
+    "estimate_bits", "find_table", "generate_code", "headless_agent", "normalize_code",
+    "play_local", "private_dirs", "read_export", "read_seat", "read_series", "resume_seat",
+    "shown_names", "summary", "workers", "write_private",
+]
 
 log = logging.getLogger("p2p.front_door")
 BOT_ABANDON = 1800.0
@@ -157,7 +198,7 @@ class HostedTable:
         self._discovery: Discovery | None = None
         self._lobby: LobbyTable | None = None
         self._bot_tasks: list[asyncio.Task[dict[str, object]]] = []
-        #: the games of this table's series so far (``series.json``, :mod:`p2p.series`)
+        #: the games of this table's series so far (``series.json``, :mod:`p2p.lobby.series`)
         self.series = SeriesRecord(name)
         self._next: NextGame | None = None
         self._next_from: NextGame | None = None
@@ -359,7 +400,7 @@ class JoiningSeat:
                    again: bool = False) -> GameSetup:
         """Take a seat at a discovered table or at ``(host, port)`` and wait for the start;
         :class:`p2p.errors.LobbyError` says why not.  A connection that fails for a passing
-        reason is dialled again for :data:`p2p.lobby.DIAL_TIMEOUT` seconds, or ``timeout``
+        reason is dialled again for :data:`p2p.lobby.seating.DIAL_TIMEOUT` seconds, or ``timeout``
         when that is shorter (the player's own limit).
 
         ``again``: the next game of a series at the same table.  The host may still be

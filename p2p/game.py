@@ -32,9 +32,9 @@ from engine.errors import DataError
 from engine.state import Config, make_config
 
 from .errors import LobbyError, ProtocolError
-from .framing import pack
-from .handshake import PROTOCOL_VERSION
-from .mesh import RosterEntry
+from .net.framing import pack
+from .net.handshake import PROTOCOL_VERSION
+from .net.mesh import RosterEntry
 
 SHUFFLE_MODES = ("verified", "audit")
 MIN_PLAYERS = 3
@@ -81,7 +81,7 @@ class GameParams:
     #: single game.  Hashed, so the same seats play a new game id each time
     game_no: int = 1
     #: the seat that holds the leader pawn first (None: the shared coin picks it, as in
-    #: game 1); games 2.. of a series rotate it (:mod:`p2p.series`, docs/rules.md)
+    #: game 1); games 2.. of a series rotate it (:mod:`p2p.lobby.series`, docs/rules.md)
     first_leader: int | None = None
 
     def __post_init__(self) -> None:
@@ -179,7 +179,7 @@ def lambda_problem(version: int, lam: object) -> str | None:
     it too; before, any value in range was recorded.  Nobody signs λ: a file or folder that
     says otherwise was damaged or edited, and a live table must not play on with it (an
     honest cut-and-choose proof would fail, or a forgeable one pass).  The same rule as the
-    audit's (:mod:`p2p.game_audit`)."""
+    audit's (:mod:`p2p.judge.game_audit`)."""
     if version >= CERTIFIED_SINCE and lam != DEFAULT_LAMBDA:
         return (f"λ = {lam!r:.20}, but protocol version {version} games use "
                 f"{DEFAULT_LAMBDA}")

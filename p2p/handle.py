@@ -19,7 +19,7 @@ from engine.game import new_game
 from engine.state import GameState, Phase
 from engine.view import PlayerView
 
-from .mesh import Mesh
+from .net.mesh import Mesh
 from .table import Table, TableResult, TableStopped
 from .table.talk import TalkLine
 

@@ -1,6 +1,6 @@
 """Run N real peers on this machine over loopback (what ``silkroad play`` uses).
 
-Each peer has its own identity, :class:`~p2p.connection.Listener` on 127.0.0.1, mesh,
+Each peer has its own identity, :class:`~p2p.net.connection.Listener` on 127.0.0.1, mesh,
 TokenSession and game folder; they only talk through TCP.  No lobby is needed: the roster
 is built here because every peer is ours.  :func:`make_local_setup` is also used by the
 multi-process entry (:mod:`p2p.peer`) and the tests, which need the same roster before any
@@ -22,7 +22,6 @@ from crypto import group as g
 from crypto.shuffle import DEFAULT_LAMBDA
 from engine.bots import make_bot
 
-from .connection import Listener
 from .game import (
     DEFAULT_BOARD,
     MONEY_MODES,
@@ -33,14 +32,15 @@ from .game import (
     read_board_spec,
     variant_reverse,
 )
-from .game_audit import GameAuditReport, audit_game
 from .handle import TableHandle
 from .identity import Identity
-from .mesh import Mesh, RosterEntry
-from .pacing import paced
+from .judge.game_audit import GameAuditReport, audit_game
+from .net.connection import Listener
+from .net.mesh import Mesh, RosterEntry
 from .peer_process import PeerProcess, spawn, stop, wait_all, watch
 from .store import BotSeat, FolderLock, GameStore, Secrets, game_folder
 from .table import HumanDecider, Table, TableResult, TableSetup
+from .table.pacing import paced
 
 LOOPBACK = "127.0.0.1"
 CHILD_FINISH = 30.0

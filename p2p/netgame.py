@@ -1,6 +1,6 @@
 """Entry points for a LAN game after the lobby (``silkroad host`` / ``join`` / resume).
 
-The lobby (:mod:`p2p.lobby`) ends with a :class:`~p2p.game.GameSetup` and the listener it
+The lobby (:mod:`p2p.lobby.seating`) ends with a :class:`~p2p.game.GameSetup` and the listener it
 used; :func:`play_setup` creates this peer's game folder and plays the game on that same
 listener (the per-game identity is the listener's).  :func:`resume_folder` restarts a peer
 from its folder after a crash — the same code path :mod:`p2p.peer` uses.  The CLI reaches
@@ -15,10 +15,10 @@ from pathlib import Path
 
 from crypto.shuffle import DEFAULT_LAMBDA
 
-from .connection import Listener
 from .game import BoardMismatch, GameSetup, check_board, read_board_spec, variant_reverse
 from .identity import Identity
 from .local_table import LocalPeer, finish_peer, start_peer
+from .net.connection import Listener
 from .store import BotSeat, FolderLock, GameStore, game_folder
 from .table import Agent, HumanDecider, Table, TableResult
 

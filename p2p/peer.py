@@ -24,9 +24,9 @@ from typing import Any
 from engine.bots import make_bot
 
 from .netgame import resume_folder
-from .pacing import paced
 from .store import FolderInUse, GameStore, StoreError
 from .table import TableStopped
+from .table.pacing import paced
 
 
 def emit(**fields: Any) -> None:

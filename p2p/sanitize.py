@@ -5,8 +5,8 @@ abort reasons are chosen by whoever sends them.  Printed raw, a table named
 ``"\\x1b]0;pwned\\x07\\x1b[2J"`` retitled and cleared the terminal of ``silkroad tables``;
 a name with a right-to-left override (U+202E) makes "Ann" display as someone else's text;
 a newline forges a second log line; a 60 kB "name" fills the screen.  So every such string
-passes through :func:`clean` where it *enters* this program (``p2p.discovery``,
-``p2p.lobby``, ``p2p.handshake``, ``p2p.mesh``), and what reaches the UI is already
+passes through :func:`clean` where it *enters* this program (``p2p.lobby.discovery``,
+``p2p.lobby.seating``, ``p2p.net.handshake``, ``p2p.net.mesh``), and what reaches the UI is already
 harmless.
 
 :func:`clean` removes terminal escape sequences whole (CSI, OSC, DCS and the other

@@ -62,7 +62,7 @@ from .game import (
     lambda_problem,
 )
 from .identity import fingerprint
-from .mesh import RosterEntry
+from .net.mesh import RosterEntry
 from .sanitize import clean
 
 EXPORT_MAGIC = "silkroad-transcript"
@@ -290,7 +290,7 @@ class GameStore:
         """Create the folder and write ``meta.json`` (once, at the start of the game).
 
         ``board`` is the agreed board spec (``"default"`` or the board file's JSON text):
-        kept here so a resumed peer and :func:`p2p.game_audit.audit_folder` rebuild the same
+        kept here so a resumed peer and :func:`p2p.judge.game_audit.audit_folder` rebuild the same
         engine config without the lobby.  ``table`` is the table's name (a label for the
         files a resumed seat writes, in no hash)."""
         secure_folder(self.folder)

@@ -6,6 +6,9 @@ can only be read, tested and changed together.  The layering is the design's
 other; bench may use anything below cli).  Both are read from the source with :mod:`ast`,
 so nothing is imported to check them.  Imports under ``if TYPE_CHECKING:`` are for type
 hints only: they do not count for the layers, but they may not close a cycle either.
+
+Inside p2p and cli the folders are layers too (docs/architecture.md draws them), checked
+the same way, and the CLI reaches p2p only through :mod:`p2p.front_door`.
 """
 
 from __future__ import annotations
@@ -150,3 +153,121 @@ def test_type_checking_imports_do_not_count() -> None:
                      "    from p2p.table import Table\nimport p2p.store\n")
     assert _runtime_imports(tree, "cli.x", False) == ["typing", "typing.TYPE_CHECKING",
                                                       "p2p.store"]
+
+
+# --- the folders inside p2p and cli ---------------------------------------------------------
+def _part(module: str) -> str:
+    """The part of p2p or cli a module belongs to: its subpackage, or, for a module at the
+    top of the package, the group it is in (``p2p.game`` and ``p2p.store`` stand alone)."""
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and parts[1] in SUBPACKAGES.get(parts[0], ())):
+        return ".".join(parts[:2])
+    return TOP_GROUPS.get(module, f"{parts[0]} (entry points)")
+
+
+SUBPACKAGES = {
+    "p2p": ("net", "lobby", "protocol", "judge", "table"),
+    "cli": ("commands", "table", "replay"),
+}
+TOP_GROUPS = {
+    "p2p": "p2p (leaves)", "p2p.errors": "p2p (leaves)", "p2p.sanitize": "p2p (leaves)",
+    "p2p.identity": "p2p (leaves)", "p2p.data": "p2p (leaves)",
+    "p2p.game": "p2p.game", "p2p.store": "p2p.store",
+    "cli": "cli (shared)", "cli.theme": "cli (shared)", "cli.screen": "cli (shared)",
+    "cli.verdict": "cli (shared)", "cli.bots": "cli (shared)", "cli.lobby_app": "cli (shared)",
+    "cli.main": "cli.main",
+}
+PART_MAY_IMPORT = {
+    # shared leaves: errors, the display-text sanitizer, a peer's keys
+    "p2p (leaves)": set(),
+    # transport knows no game, lobby, table or judge: it can be read as plain networking
+    "p2p.net": {"p2p (leaves)"},
+    # what signed envelopes say is pure: live play and the audit read one definition
+    "p2p.protocol": {"p2p (leaves)"},
+    # a game's params and words are agreed over the handshake (its version, the roster)
+    "p2p.game": {"p2p (leaves)", "p2p.net"},
+    "p2p.store": {"p2p (leaves)", "p2p.net", "p2p.game"},
+    # getting to a table hands a roster on; it never reaches into the table or the judge
+    "p2p.lobby": {"p2p (leaves)", "p2p.net", "p2p.game", "p2p.store"},
+    # the audit needs nothing a running table has: the judge never imports the table
+    "p2p.judge": {"p2p (leaves)", "p2p.net", "p2p.game", "p2p.store", "p2p.protocol"},
+    # the live table judges a notice with the judge's own code
+    "p2p.table": {"p2p (leaves)", "p2p.net", "p2p.game", "p2p.store", "p2p.protocol",
+                  "p2p.judge"},
+    "p2p (entry points)": {"p2p (leaves)", "p2p.net", "p2p.game", "p2p.store", "p2p.protocol",
+                           "p2p.judge", "p2p.table", "p2p.lobby", "p2p (entry points)"},
+    # theme, screen, verdict words, bot kinds and the lobby screen serve every screen
+    "cli (shared)": {"cli (shared)"},
+    "cli.table": {"cli (shared)"},
+    # the replay viewer is drawn with the table screen's parts
+    "cli.replay": {"cli (shared)", "cli.table"},
+    "cli.commands": {"cli (shared)", "cli.table", "cli.replay"},
+    "cli.main": {"cli.commands"},
+}
+
+
+def _parts_graph(hints: bool) -> dict[str, list[str]]:
+    graph: dict[str, set[str]] = {}
+    for mod, deps in _graph(hints).items():
+        if mod.split(".")[0] not in SUBPACKAGES:
+            continue
+        edges = graph.setdefault(_part(mod), set())
+        edges.update(_part(d) for d in deps
+                     if d.split(".")[0] == mod.split(".")[0] and _part(d) != _part(mod))
+    return {part: sorted(deps) for part, deps in graph.items()}
+
+
+def test_every_module_is_in_a_known_part() -> None:
+    """A new folder or top-level module is placed in a layer on purpose, not by default."""
+    parts = {_part(m) for m in _graph() if m.split(".")[0] in SUBPACKAGES}
+    assert parts <= set(PART_MAY_IMPORT)
+
+
+def _wrong_parts(graph: dict[str, list[str]]) -> list[str]:
+    return [f"{mod} imports {dep}" for mod, deps in graph.items()
+            if mod.split(".")[0] in SUBPACKAGES for dep in deps
+            if dep.split(".")[0] == mod.split(".")[0] and _part(dep) != _part(mod)
+            and _part(dep) not in PART_MAY_IMPORT[_part(mod)]]
+
+
+def _around_the_door(graph: dict[str, list[str]]) -> list[str]:
+    return [f"{mod} imports {dep}" for mod, deps in graph.items()
+            if mod.split(".")[0] == "cli" for dep in deps
+            if (dep.split(".")[0] == "p2p" and dep != "p2p.front_door")
+            or dep.split(".")[0] == "crypto"]
+
+
+def test_parts_of_p2p_and_cli_point_one_way() -> None:
+    """Each folder imports only the parts below it (TYPE_CHECKING imports included: a type
+    from a higher layer would be a dependency all the same)."""
+    assert _wrong_parts(_graph(hints=True)) == []
+
+
+def test_no_cycles_between_parts() -> None:
+    """Folded into their folders, the modules still form no cycle, type hints included;
+    nor do the allowed arrows themselves."""
+    assert _cycles(_parts_graph(hints=True)) == []
+    assert _cycles({p: sorted(d - {p}) for p, d in PART_MAY_IMPORT.items()}) == []
+
+
+def test_cli_reaches_p2p_only_through_its_front_door() -> None:
+    """Every import of p2p in cli is of :mod:`p2p.front_door`, and cli imports nothing
+    from crypto: the screens and commands depend on one module's ``__all__``, so the
+    inside of p2p (its folders, its module names) can change without touching the CLI,
+    and a reader sees at once what the CLI uses."""
+    assert _around_the_door(_graph(hints=True)) == []
+
+
+def test_the_part_checks_can_fail() -> None:
+    """The checks above are not vacuous: made-up imports that break them are reported."""
+    graph = {"p2p.judge.game_audit": ["p2p.table.loop"],
+             "p2p.net.mesh": ["p2p.lobby.seating", "p2p.errors"],
+             "p2p.table.loop": ["p2p.judge.evidence", "p2p.protocol.wire"],
+             "cli.table.app": ["cli.commands.host"],
+             "cli.commands.host": ["p2p.front_door", "p2p.game", "crypto.parallel"]}
+    assert _wrong_parts(graph) == ["p2p.judge.game_audit imports p2p.table.loop",
+                                   "p2p.net.mesh imports p2p.lobby.seating",
+                                   "cli.table.app imports cli.commands.host"]
+    assert _around_the_door(graph) == ["cli.commands.host imports p2p.game",
+                                       "cli.commands.host imports crypto.parallel"]
+    assert _part("p2p.front_door") == "p2p (entry points)"

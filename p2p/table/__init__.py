@@ -3,8 +3,9 @@
 Import the table's public types from here (``from p2p.table import Table, TableSetup``).
 The parts, each with one job: :mod:`.loop` (the main loop, decisions, crypto ops),
 :mod:`.inbox`, :mod:`.outbox`, :mod:`.acks`, :mod:`.accuser`, :mod:`.aborts`,
-:mod:`.verdicts`, :mod:`.deciders`, :mod:`.resume`, :mod:`.waiting`, :mod:`.wire` (see
-docs/architecture.md).
+:mod:`.verdicts`, :mod:`.deciders`, :mod:`.resume`, :mod:`.waiting`, :mod:`.resolver` (the
+resolution script driven live), :mod:`.pacing` (bots that pause); the envelope kinds are
+:mod:`p2p.protocol.wire` (see docs/architecture.md).
 """
 
 from .loop import Table

@@ -11,7 +11,7 @@ A peer that catches a cheat (possibly one only it can check, docs/security.md "D
 checks") signs an ``abort`` notice naming the culprit, the rule and the envelope, so the
 others confirm it from the public transcript instead of waiting on it and blaming its
 silence.  A notice is judged by re-auditing the transcript so far with the evidence rule
-of :mod:`p2p.judge` (or, for an equivocation, by checking its two signed envelopes): the
+of :mod:`p2p.judge.evidence` (or, for an equivocation, by checking its two signed envelopes): the
 accused — or an earlier cheater — is confirmed; or the accuser is named for a false
 accusation, but only once we hold everything the notice points at and it checks out; until
 then we fetch what we lack, and if it never arrives nobody is named.
@@ -36,9 +36,9 @@ from typing import Any
 from crypto.errors import CheatDetected, MalformedInput
 from crypto.transcript import Envelope, EquivocationProof
 
-from ..judge import stop_words
+from ..judge.evidence import stop_words
+from ..protocol.wire import ABORT_KIND, PROOF_RULES, STOP_KIND, abort_evidence
 from ..sanitize import clean
-from ..wire import ABORT_KIND, PROOF_RULES, STOP_KIND, abort_evidence
 from .context import TableContext
 from .outcome import TableStopped
 
@@ -188,7 +188,7 @@ class Aborts:
         The envelopes the notice carries go through our own inbox first: if one is a
         violation our own checks stop the table on it, exactly as they would have had it
         reached us directly.  Then we audit our transcript as ``silkroad audit`` would
-        (:mod:`p2p.judge`): that names the accused cheater — or an earlier one — whenever
+        (:mod:`p2p.judge.evidence`): that names the accused cheater — or an earlier one — whenever
         the accuser was right, and names the accuser only when everything the notice
         points at is here and checks out.  While neither holds we fetch what we lack (gap
         sync) and audit again as it arrives; if it never does, the table stops naming no

@@ -27,7 +27,7 @@ from crypto.errors import CheatDetected
 from crypto.session import TokenSession
 from crypto.transcript import Envelope, Equivocation
 
-from ..wire import CRYPTO_KIND
+from ..protocol.wire import CRYPTO_KIND
 from .aborts import Aborts
 from .acks import DISPUTE_WAIT, AckBook
 from .context import TableContext

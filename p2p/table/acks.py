@@ -1,6 +1,6 @@
 """Acknowledgements: the state-hash chain every peer signs, compared round by round.
 
-Every peer folds each step's state hash into a chain (:mod:`p2p.ack_chain`) and signs an
+Every peer folds each step's state hash into a chain (:mod:`p2p.protocol.ack_chain`) and signs an
 ``ack`` of the chain at ack points.  Acks are checked as they arrive instead of blocking
 every step (a round trip saved per move): a peer may run :data:`ACK_LAG` plain steps ahead
 of the last round whose acks all arrived, and every crypto step first waits for all
@@ -21,8 +21,8 @@ import msgpack
 
 from crypto.transcript import Envelope, ack_body, compare_acks
 
-from ..ack_chain import chain_next, chain_start, scheduled
-from ..wire import ACK_KIND, ENV_TAG, MAX_ACK_AHEAD
+from ..protocol.ack_chain import chain_next, chain_start, scheduled
+from ..protocol.wire import ACK_KIND, ENV_TAG, MAX_ACK_AHEAD
 from .context import TableContext
 from .outcome import TableStopped
 
@@ -31,7 +31,7 @@ log = logging.getLogger("p2p.table")
 ACK_LAG = 8
 """Plain steps a peer may run ahead of the last round whose acks all arrived.  The lag
 bounds how far a desynced peer can get before the table stops; with an ack every
-:data:`p2p.ack_chain.ACK_EVERY` rounds, a round is confirmed by the time the next
+:data:`p2p.protocol.ack_chain.ACK_EVERY` rounds, a round is confirmed by the time the next
 scheduled one is sent, so in sync nobody ever waits here."""
 DISPUTE_WAIT = 1.0
 """Seconds a dispute's verdict waits for relayed envelopes to expose an equivocation (see
@@ -57,7 +57,7 @@ class AckBook:
         #: the chain value we acknowledged, per round whose acks are not all in yet
         self.my_hash: dict[int, bytes] = {}
         self.confirmed = 0  # acks of round r follow step r - 1; there is no round 0
-        #: p2p.ack_chain values per round not yet confirmed (to answer others' acks)
+        #: p2p.protocol.ack_chain values per round not yet confirmed (to answer others' acks)
         self.chain_at: dict[int, bytes] = {0: chain_start(ctx.setup.game_id, state_hash)}
         #: log position when we acked the last confirmed round (a dispute relays what came
         #: after it), per pending round

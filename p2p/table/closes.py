@@ -15,7 +15,7 @@ from typing import Any
 
 from crypto.transcript import Envelope, ack_body
 
-from ..wire import CLOSE_KIND
+from ..protocol.wire import CLOSE_KIND
 from .context import TableContext
 
 
@@ -35,7 +35,7 @@ class Closes:
         return me in self._got
 
     def received(self, env: Envelope) -> None:
-        """A seat's close (well-formed: :func:`p2p.wire.ack_body_ok`)."""
+        """A seat's close (well-formed: :func:`p2p.protocol.wire.ack_body_ok`)."""
         if env.sender in self._got:
             self._violation(env, "second-close", f"seat {env.sender} signed a second close")
             return

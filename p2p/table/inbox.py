@@ -18,9 +18,9 @@ import msgpack
 from crypto.errors import CheatDetected
 from crypto.transcript import Envelope, Equivocation, EquivocationProof, parse
 
-from ..envelope_header import peek_header
-from ..mesh import PeerDown, PeerUp, Received
-from ..wire import ACTION_KIND, ENV_TAG, KINDS, MAX_EARLY, SYNC_TAG, sync_counts_ok
+from ..net.mesh import PeerDown, PeerUp, Received
+from ..protocol.envelope_header import peek_header
+from ..protocol.wire import ACTION_KIND, ENV_TAG, KINDS, MAX_EARLY, SYNC_TAG, sync_counts_ok
 from .context import TableContext
 from .outcome import Refusal
 

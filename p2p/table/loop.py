@@ -3,8 +3,8 @@
 Every peer runs this same loop.  The engine state decides what happens next:
 
 * ``actors == (RESOLVER,)`` — every peer runs the same crypto op(s) in the same order (the
-  resolution script, :mod:`p2p.resolution`, driven by :class:`p2p.net_resolver.NetResolver`)
-  and turns the op results into the engine resolution;
+  resolution script, :mod:`p2p.protocol.resolution`, driven by
+  :class:`p2p.table.resolver.NetResolver`) and turns the op results into the engine resolution;
 * one seat acts — that seat's peer decides and broadcasts ``action [step, encoded action,
   state hash before]``; every peer takes the first envelope for that step *from the actor*
   (in the actor's chain order, so all peers pick the same one) that decodes and is legal;
@@ -16,8 +16,8 @@ The parts: :mod:`.inbox` (arriving envelopes), :mod:`.outbox` (our envelopes, wr
 :mod:`.acks` (the state-hash chain and disputes), :mod:`.accuser` (what our checks catch,
 accused only when the evidence holds), :mod:`.aborts` (others' accusations and stops),
 :mod:`.deciders` (bots think in a worker thread),
-:mod:`.resume` (snapshots), :mod:`.waiting` (the one sleeper), :mod:`.wire` (kinds and
-shapes).  This module ties them together: the main loop, decisions and crypto ops.
+:mod:`.resume` (snapshots), :mod:`.waiting` (the one sleeper), :mod:`p2p.protocol.wire`
+(kinds and shapes).  This module ties them together: the main loop, decisions and crypto ops.
 
 Why re-entrant steps: to resume after a crash a peer restores its last snapshot (taken
 *before* any of its crypto output is sent, so the snapshot always explains what it sent),
@@ -47,12 +47,10 @@ from engine.game import new_game, scores, winners
 from engine.rules import actors, apply, is_simultaneous, legal_actions
 from engine.view import PlayerView
 
-from ..handshake import PROTOCOL_VERSION
 from ..identity import Identity
-from ..net_resolver import NetResolver
-from ..resolution import ActionRefused, OpCall, check_move, deal_mode
-from ..store import GameStore, Secrets, StoreError
-from ..wire import (
+from ..net.handshake import PROTOCOL_VERSION
+from ..protocol.resolution import ActionRefused, OpCall, check_move, deal_mode
+from ..protocol.wire import (
     ABORT_KIND,
     ACK_KIND,
     ACTION_KIND,
@@ -65,7 +63,8 @@ from ..wire import (
     stop_body_ok,
     talk_problem,
 )
-from ..zones import COLOUR_OF, ZoneMap
+from ..protocol.zones import COLOUR_OF, ZoneMap
+from ..store import GameStore, Secrets, StoreError
 from .aborts import Aborts
 from .accuser import Accuser
 from .acks import AckBook
@@ -76,6 +75,7 @@ from .inbox import Inbox
 from .moves import Moves
 from .outbox import Outbox
 from .outcome import Refusal, TableResult, TableStopped
+from .resolver import NetResolver
 from .resume import StepStart, decode_snapshot, encode_snapshot
 from .setup import Agent, HumanDecider, TableSetup, Transport
 from .talk import TalkBook
@@ -442,7 +442,7 @@ class Table:
                 f"{step}, where seat {actor} is to act")
         if len(env.body) == 3 and env.body[2] != self._hash_now and step > 0:
             # the actor saw another state: we ack this round, so every peer does
-            # (closure, p2p.ack_chain); acks that differ go to the judge (raises); if
+            # (closure, p2p.protocol.ack_chain); acks that differ go to the judge (raises); if
             # they agree, the actor contradicts its own ack
             self.acks.send(step)
             await self.acks.confirm(step)
@@ -460,7 +460,7 @@ class Table:
 
     # ================================================================ crypto ops
     async def run_op(self, call: OpCall) -> dict[str, Any]:
-        """Run the next op of the resolution script (:class:`p2p.net_resolver.OpRunner`).
+        """Run the next op of the resolution script (:class:`p2p.table.resolver.OpRunner`).
         A sealed reveal carries our private choice if we decide in it (asked only when the
         op is new: a resumed peer's choice is already in its session)."""
         choice: list[int] = []
@@ -496,7 +496,7 @@ class Table:
 
     async def agree(self) -> None:
         """Every seat acknowledges the state this step began in, before a claim's op
-        (:meth:`p2p.net_resolver.NetResolver.check`); by closure each peer's ack brings
+        (:meth:`p2p.table.resolver.NetResolver.check`); by closure each peer's ack brings
         the others'."""
         self.acks.send(self.step)
         await self.acks.confirm(self.step)

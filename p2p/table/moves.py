@@ -5,7 +5,7 @@ it waits here, per step, in its sender's chain order; the main loop takes the fi
 for the step it decides (:meth:`p2p.table.loop.Table._player_step`).  What can never be
 taken is its signer's: a malformed move at once, a move for a step already decided once
 every peer acknowledged that step (:meth:`p2p.table.accuser.Accuser.suspect`), and more
-than :data:`p2p.wire.MAX_QUEUED_ACTIONS` pending moves of one sender (the bound on what a
+than :data:`p2p.protocol.wire.MAX_QUEUED_ACTIONS` pending moves of one sender (the bound on what a
 peer may make us hold).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from crypto.transcript import Envelope
 
-from ..wire import MAX_QUEUED_ACTIONS, action_body_ok
+from ..protocol.wire import MAX_QUEUED_ACTIONS, action_body_ok
 from .accuser import Accuser
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from crypto.transcript import Envelope, Signer
 
-from ..wire import ACK_KIND, ACTION_KIND, CRYPTO_KIND, ENV_TAG
+from ..protocol.wire import ACK_KIND, ACTION_KIND, CRYPTO_KIND, ENV_TAG
 from .context import TableContext
 
 URGENT = (ACTION_KIND, ACK_KIND)

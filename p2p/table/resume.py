@@ -23,8 +23,8 @@ from engine.game import new_game
 from engine.rules import apply
 from engine.state import Config, GameState
 
-from ..ack_chain import chain_next, chain_start
-from ..zones import ZoneMap
+from ..protocol.ack_chain import chain_next, chain_start
+from ..protocol.zones import ZoneMap
 from .outcome import TableStopped
 
 SNAPSHOT_VERSION = 1

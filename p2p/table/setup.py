@@ -18,7 +18,7 @@ from ..game import DEFAULT_BOARD, GameParams, game_config
 
 
 class Transport(Protocol):
-    """What the table needs from :class:`p2p.mesh.Mesh` (which satisfies it)."""
+    """What the table needs from :class:`p2p.net.mesh.Mesh` (which satisfies it)."""
 
     def broadcast(self, body: bytes) -> None: ...
 
@@ -47,7 +47,7 @@ class TableSetup:
     #: board spec (``"default"`` or board JSON) and the digest the table agreed on
     board: str = DEFAULT_BOARD
     board_digest: bytes = b""
-    #: the seat holding the leader pawn first (games 2.. of a series, :mod:`p2p.series`);
+    #: the seat holding the leader pawn first (games 2.. of a series, :mod:`p2p.lobby.series`);
     #: None: the shared coin picks it
     first_leader: int | None = None
 

@@ -1,10 +1,10 @@
 """Table talk: lines a seat signs for everyone, kept in the transcript, bounded.
 
-A line is an envelope like any other (:data:`p2p.wire.TALK_KIND`), so what was said is
+A line is an envelope like any other (:data:`p2p.protocol.wire.TALK_KIND`), so what was said is
 signed and on record, and a line can never be put in another seat's mouth.  Three bounds
 keep talk from costing the table anything:
 
-* what a line may be and how many a seat may sign in a game (:func:`p2p.wire.talk_problem`,
+* what a line may be and how many a seat may sign in a game (:func:`p2p.protocol.wire.talk_problem`,
   checked the same way by the live table and the audit; beyond it, the signer's violation);
 * our own pace: :meth:`TalkBook.may_send` refuses a line sooner than the player's own
   screen would (so an honest seat never nears the per-game bound);
@@ -20,8 +20,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..protocol.wire import MAX_TALK_CHARS
 from ..sanitize import clean
-from ..wire import MAX_TALK_CHARS
 
 SEND_BURST = 5
 """Lines we may send within :data:`SEND_WINDOW` seconds."""

@@ -2,8 +2,8 @@
 
 A live table *detects* trouble with its own fast checks (an abort notice arrives, or the
 acks of a round differ), but it never decides on its own who is to blame: it audits the
-transcript it holds exactly as ``silkroad audit`` would (:func:`p2p.game_audit.audit_wires`,
-whose evidence rule is :mod:`p2p.judge`) and names the seat the audit names, or no one.
+transcript it holds exactly as ``silkroad audit`` would (:func:`p2p.judge.game_audit.audit_wires`,
+whose evidence rule is :mod:`p2p.judge.evidence`) and names the seat the audit names, or no one.
 So a verdict live and a verdict on the file are drawn by one rule, and the majority of
 acks — a disagreement between seats' words — never names anybody.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from crypto.transcript import Envelope
 from engine.state import Config
 
-from ..game_audit import UNFAIR, GameAuditReport, audit_wires
+from ..judge.game_audit import UNFAIR, GameAuditReport, audit_wires
 from ..sanitize import clean
 from .outcome import TableStopped
 from .setup import TableSetup

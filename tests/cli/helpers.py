@@ -11,10 +11,10 @@ from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Screen, WritePosition
 from prompt_toolkit.output import DummyOutput
 
-from cli.local_session import LocalSession
-from cli.replay_model import ReplayModel
-from cli.session import SeatInfo
-from cli.table_app import TableApp
+from cli.replay.model import ReplayModel
+from cli.table.app import TableApp
+from cli.table.local_session import LocalSession
+from cli.table.session import SeatInfo
 from engine.state import Phase, make_config
 
 NAMES = ("Ann", "Marco", "Leyla", "Zhang", "Omar", "Roxana")
@@ -84,7 +84,7 @@ async def drive_replay(model: ReplayModel) -> None:
     the viewer's position and on what its view shows (hands, bag), not on screen bytes."""
     from prompt_toolkit.input import create_pipe_input
 
-    from cli.replay_app import ReplayApp
+    from cli.replay.app import ReplayApp
 
     with create_pipe_input() as inp:
         app = ReplayApp(model, viewer=None, input=inp, output=DummyOutput())

@@ -14,10 +14,10 @@ import pytest
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 
-from cli import net_session
-from cli.net_session import NetSession, RunOutcome
-from cli.session import SeatInfo
-from cli.table_app import TableApp
+from cli.table import net_session
+from cli.table.app import TableApp
+from cli.table.net_session import NetSession, RunOutcome
+from cli.table.session import SeatInfo
 from p2p.handle import TableHandle
 from p2p.table import TableStopped
 from tests.cli.helpers import Output80x24, StandInTable, screen_text, until

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from cli.replay_app import ReplayApp
-from cli.replay_model import build_replay
-from cli.save_file import load_game
+from cli.replay.app import ReplayApp
+from cli.replay.model import build_replay
+from cli.table.save_file import load_game
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

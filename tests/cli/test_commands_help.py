@@ -18,7 +18,7 @@ def test_bench_alone_says_which_benchmarks_exist(capsys: pytest.CaptureFixture[s
     assert main(["bench"]) == 2
     err = capsys.readouterr().err
     assert "say which benchmark to run" in err and "required" not in err
-    from cli.cmd_bench import BENCHES
+    from cli.commands.bench import BENCHES
 
     assert all(name in err for name in BENCHES)
 
@@ -55,9 +55,9 @@ def test_the_table_prints_the_audit_verdict_and_a_command_that_works(
     verdict printed, with audit/replay commands that run from where the player is."""
     import asyncio
 
-    from cli.net_report import finish_report
-    from cli.net_session import NetSession, RunOutcome
-    from cli.session import SeatInfo
+    from cli.commands.net_report import finish_report
+    from cli.table.net_session import NetSession, RunOutcome
+    from cli.table.session import SeatInfo
     from tests.cli.helpers import make_session
 
     t = tmp_path / "g.silkroad"

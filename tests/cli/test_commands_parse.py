@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cli.commands_parse import CommandError, CommandParser, colour_of
+from cli.table.parse import CommandError, CommandParser, colour_of
 from engine.actions import RESOLVER, Bid, Decline, ExchangePair, PassBid, TakeTile, VizierChoice
 from engine.dealer import LocalDealer
 from engine.game import new_game

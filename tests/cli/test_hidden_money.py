@@ -14,20 +14,20 @@ from prompt_toolkit.formatted_text.utils import fragment_list_to_text
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from cli.local_session import LocalSession
-from cli.narrate import Narrator
-from cli.replay_app import ReplayApp
-from cli.replay_model import ReplayModel
-from cli.session import SeatInfo
-from cli.table_app import TableApp
+from cli.replay.app import ReplayApp
+from cli.replay.model import ReplayModel
+from cli.table.app import TableApp
+from cli.table.local_session import LocalSession
+from cli.table.narrate import Narrator
+from cli.table.session import SeatInfo
 from engine.actions import Action, Bid, PassBid
 from engine.dealer import LocalDealer
 from engine.rules import apply
 from engine.state import GameState, Phase, make_config
 from p2p.errors import ProtocolError
-from p2p.framing import pack
 from p2p.game import GameParams, compute_game_id
-from p2p.mesh import RosterEntry
+from p2p.net.framing import pack
+from p2p.net.mesh import RosterEntry
 from tests.cli.helpers import NAMES, Output80x24, screen_text, until
 
 

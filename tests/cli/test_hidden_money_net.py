@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-import cli.cmd_host
-import cli.cmd_play
+import cli.commands.host
+import cli.commands.play
 from cli.main import main
-from cli.net_session import NetSession
-from cli.replay_net import build_net_replay
+from cli.replay.network import build_net_replay
+from cli.table.net_session import NetSession
 from p2p.game import GameParams, compute_game_id, wordlist
 from p2p.store import GameStore, read_export
 
@@ -61,7 +61,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[bool]:
 @pytest.mark.timeout(240)
 def test_host_money_hidden_reaches_every_seat(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    told = _spy(monkeypatch, cli.cmd_host, "play_session")
+    told = _spy(monkeypatch, cli.commands.host, "play_session")
     root, transcript = tmp_path / "peers", tmp_path / "t.silkroad"
     # with a generated join code: the bot seats join with it like anyone
     code = main(["host", "--table", "Hidden tea", "--seats", "3", "--bots", "2", "--money",
@@ -83,7 +83,7 @@ def test_host_money_hidden_reaches_every_seat(tmp_path: Path, capsys: pytest.Cap
 def test_networked_play_money_hidden(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[NetSession] = []
-    real = cli.cmd_play.__dict__.get("NetSession")
+    real = cli.commands.play.__dict__.get("NetSession")
     assert real is None  # imported inside run_networked: spy on the class instead
     original_init = NetSession.__init__
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from p2p.game_audit import CERTIFIED, audit_game
+from p2p.judge.game_audit import CERTIFIED, audit_game
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMON = ["--interface", "127.0.0.1", "--headless", "--json", "--timeout", "300"]

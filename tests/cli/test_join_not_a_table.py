@@ -16,7 +16,7 @@ from argparse import Namespace
 
 import pytest
 
-from cli.cmd_net import explain
+from cli.commands.net import explain
 from cli.main import main
 
 HTTP_REPLY = (b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n"

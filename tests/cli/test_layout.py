@@ -13,12 +13,12 @@ from prompt_toolkit.formatted_text.utils import fragment_list_to_text
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import ColorDepth
 
-from cli.cmd_play import load_board, open_session
-from cli.local_session import LocalSession
-from cli.mapview import board_rows, city_row, map_window
-from cli.panels import goods_counts, render_players
-from cli.session import SeatInfo
-from cli.table_app import TableApp
+from cli.commands.play import load_board, open_session
+from cli.table.app import TableApp
+from cli.table.local_session import LocalSession
+from cli.table.mapview import board_rows, city_row, map_window
+from cli.table.panels import goods_counts, render_players
+from cli.table.session import SeatInfo
 from engine.actions import RESOLVER
 from engine.colours import NCOLOURS
 from engine.rules import actors, apply

@@ -1,7 +1,7 @@
 """The lobby screens, headless (pipe input + DummyOutput), against a real table.
 
 A real host table (:class:`p2p.front_door.HostedTable`) is advertised with mDNS bound to
-127.0.0.1; the joiner's lobby (:func:`cli.cmd_join.join_lobby`) finds it, is refused with
+127.0.0.1; the joiner's lobby (:func:`cli.commands.join.join_lobby`) finds it, is refused with
 a wrong join code, gets in with the right one, sees the seats fill and, after the host's
 ``s``, the authentication words — the same words as everybody else.  No game is played
 here: that is what test_net.py does.
@@ -25,13 +25,15 @@ import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from cli import cmd_host, cmd_join, cmd_net
+from cli.commands import host as cmd_host
+from cli.commands import join as cmd_join
+from cli.commands import net as cmd_net
 from cli.lobby_app import LobbyScreen
-from p2p.connection import Listener
-from p2p.discovery import Advertisement, Discovery, TableAd
 from p2p.front_door import HostedTable, JoiningSeat, browse_tables
 from p2p.identity import Identity
-from p2p.lobby import join_table
+from p2p.lobby.discovery import Advertisement, Discovery, TableAd
+from p2p.lobby.seating import join_table
+from p2p.net.connection import Listener
 from tests.cli.helpers import screen_text, until
 
 LO = "127.0.0.1"

@@ -3,7 +3,7 @@ player count, at 80x24 (beside the players' panels) and on a wide terminal (whic
 spreads into), and no city moves as the markets empty.
 
 The roads are read back from the rendered screen with the map's grammar (the legend of
-:mod:`cli.map_layout`), and compared with the board's own arrows (``board.succ``)."""
+:mod:`cli.table.map_layout`), and compared with the board's own arrows (``board.succ``)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from cli.local_session import LocalSession
-from cli.map_layout import board_rows, city_label
-from cli.session import SeatInfo
-from cli.table_app import TableApp
-from cli.table_view import PANEL_MIN
+from cli.table.app import TableApp
+from cli.table.local_session import LocalSession
+from cli.table.map_layout import board_rows, city_label
+from cli.table.session import SeatInfo
+from cli.table.view import PANEL_MIN
 from cli.theme import tile_symbol
 from engine.board import Board, default_board
 from engine.state import make_config

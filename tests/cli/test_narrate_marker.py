@@ -3,7 +3,7 @@ marker"): the good set aside, or that the bag had none of the colour."""
 
 from __future__ import annotations
 
-from cli.narrate import Narrator
+from cli.table.narrate import Narrator
 from engine.actions import Dealt, Seed, Withdrawn
 from engine.colours import COLOURS
 from engine.game import new_game

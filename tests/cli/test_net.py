@@ -21,15 +21,15 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 
 from cli.main import main
-from cli.net_session import NetSession, local_runner
-from cli.replay_app import ReplayApp
-from cli.replay_model import ReplayModel
-from cli.replay_net import build_net_replay
-from cli.session import SeatInfo
-from cli.table_app import KEYS, TableApp
+from cli.replay.app import ReplayApp
+from cli.replay.model import ReplayModel
+from cli.replay.network import build_net_replay
+from cli.table.app import KEYS, TableApp
+from cli.table.net_session import NetSession, local_runner
+from cli.table.session import SeatInfo
 from engine.rng import DetRng
 from engine.state import Phase
-from p2p.game_audit import audit_game
+from p2p.judge.game_audit import audit_game
 from tests.cli.helpers import Output80x24, drive_replay, screen_text, until
 
 NAMES = ["Ann", "Marco", "Leyla"]
@@ -127,7 +127,7 @@ def test_audit_exit_codes(net_game: tuple[NetSession, TableApp, list[str], Path]
     assert out.startswith("NOT CERTIFIED") and "signature" in out
     # a forged signature names nobody (anyone can forge); a culprit is named as a player
     assert "party 2" not in out and "Leyla" not in out and "seat 2 broke" not in out
-    from cli.cmd_audit import _who
+    from cli.commands.audit import _who
 
     assert _who(2, NAMES) == "Leyla (seat 2)" and _who(None, NAMES) == "an unidentified party"
     garbage = tmp_path / "garbage.silkroad"
@@ -168,9 +168,9 @@ def test_replay_of_a_network_transcript(net_game: tuple[NetSession, TableApp, li
     assert app._view().hand == model.hand(mid, 1)
     app.set_viewer(None)
     # the command: same transcript, the model built above (building it is a full audit)
-    import cli.replay_net
+    import cli.replay.network
 
-    monkeypatch.setattr(cli.replay_net, "build_net_replay", lambda path: model)
+    monkeypatch.setattr(cli.replay.network, "build_net_replay", lambda path: model)
     assert main(["replay", str(transcript), "--summary", "--as", "Ann"]) == 0
     assert "win" in capsys.readouterr().out
 
@@ -203,7 +203,7 @@ def _actions_stored(folder: Path) -> int:
     writing it, so a torn last record is simply not counted — never truncated)."""
     import msgpack
 
-    from p2p.wire import ACTION_KIND
+    from p2p.protocol.wire import ACTION_KIND
 
     files = list(folder.glob("*/transcript.bin"))
     if not files:
@@ -316,7 +316,7 @@ def test_host_two_joiners_a_code_and_a_killed_seat_resumed(
     hashes = set()
     for name, res in outs.items():
         # each headless seat ran 'silkroad audit' on its own transcript (the same
-        # p2p.game_audit.audit_game, its exit code in the JSON): 0, fair, for all three
+        # p2p.judge.game_audit.audit_game, its exit code in the JSON): 0, fair, for all three
         assert res["verdict"] == "fair", name
         audit = res["audit"]
         assert isinstance(audit, dict) and audit["exit_code"] == 0, name

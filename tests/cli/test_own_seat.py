@@ -12,12 +12,12 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.formatted_text.utils import fragment_list_to_text
 from prompt_toolkit.input import create_pipe_input
 
-from cli.cmd_join import seat_lines
-from cli.cmd_play import BOT_NAMES, bot_names
-from cli.local_session import LocalSession
-from cli.panels import YOU, fit_name, render_players, render_scores
-from cli.session import SeatInfo
-from cli.table_app import TableApp
+from cli.commands.join import seat_lines
+from cli.commands.play import BOT_NAMES, bot_names
+from cli.table.app import TableApp
+from cli.table.local_session import LocalSession
+from cli.table.panels import YOU, fit_name, render_players, render_scores
+from cli.table.session import SeatInfo
 from engine.actions import RESOLVER
 from engine.rules import actors, apply
 from engine.state import Phase, make_config

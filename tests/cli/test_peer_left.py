@@ -14,11 +14,11 @@ from typing import Any
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 
-from cli.net_session import NetSession, RunOutcome
-from cli.session import SeatInfo
-from cli.table_app import TableApp
+from cli.table.app import TableApp
+from cli.table.net_session import NetSession, RunOutcome
+from cli.table.session import SeatInfo
 from p2p.handle import TableHandle
-from p2p.mesh import Mesh
+from p2p.net.mesh import Mesh
 from tests.cli.helpers import Output80x24, StandInTable, screen_text, until
 from tests.p2p.p2p_testutil import start_mesh, stop_all
 

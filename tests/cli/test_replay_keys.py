@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from cli.replay_model import build_replay
-from cli.save_file import load_game
+from cli.replay.model import build_replay
+from cli.table.save_file import load_game
 from tests.cli.helpers import drive_replay
 
 

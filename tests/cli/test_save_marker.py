@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgpack
 
-from cli.save_file import GameHeader, SaveWriter, load_game
+from cli.table.save_file import GameHeader, SaveWriter, load_game
 from engine.bots import RandomBot
 from engine.dealer import LocalDealer
 from engine.driver import play_game

@@ -14,11 +14,11 @@ import pytest
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import PipeInput, create_pipe_input
 
-from cli import table_app
-from cli.local_session import LocalSession
-from cli.session import SeatInfo
-from cli.table_app import TableApp
-from cli.table_view import SENDING
+from cli.table import app as table_app
+from cli.table.app import TableApp
+from cli.table.local_session import LocalSession
+from cli.table.session import SeatInfo
+from cli.table.view import SENDING
 from engine.actions import (
     RESOLVER,
     Action,

@@ -12,8 +12,8 @@ import asyncio
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import PipeInput, create_pipe_input
 
-from cli.choices import Choice
-from cli.table_app import KEYS, TableApp
+from cli.table.app import KEYS, TableApp
+from cli.table.choices import Choice
 from engine.actions import ExchangePair, TakeTile
 from engine.rng import DetRng
 from engine.state import GameState, Phase

@@ -15,11 +15,11 @@ from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from cli.help_text import PAGES
-from cli.local_session import LocalSession
-from cli.mapview import road_glyphs
-from cli.session import GameOver, PeerLink, StateChanged, Status
-from cli.table_app import TableApp
+from cli.table.app import TableApp
+from cli.table.help_text import PAGES
+from cli.table.local_session import LocalSession
+from cli.table.mapview import road_glyphs
+from cli.table.session import GameOver, PeerLink, StateChanged, Status
 from engine.actions import RESOLVER, Bid, Decline, ExchangePair, PassBid, TakeTile
 from engine.board import default_board
 from engine.rules import actors, apply, legal_actions
@@ -179,7 +179,7 @@ def test_stopped_table_no_longer_says_it_waits() -> None:
         session.bot_delay = 30.0
         inp.send_text("pass\r")
         await until(lambda: "Waiting for" in app.title_text())
-        from cli.session import SessionError
+        from cli.table.session import SessionError
 
         app.handle(SessionError("The table stopped: Marco (seat 1) — abandoned", fatal=True))
         text = "\n".join(screen_text(app))
@@ -482,7 +482,7 @@ def test_take_menu_numbers_tiles_like_the_take_command() -> None:
     session = make_session(4, 3)
     _to_phase(session, lambda sess: sess.state.phase == Phase.TAKE)
     s = session.state
-    from cli.choices import choices_for
+    from cli.table.choices import choices_for
     from engine.view import PlayerView
 
     p = s.actor
@@ -588,9 +588,9 @@ def test_replay_of_six_players_keeps_names_readable_at_80_columns(tmp_path: Path
     """The replay viewer draws the same map: road arrows only where the panels keep room
     for the players' names."""
     from cli.main import main
-    from cli.replay_app import ReplayApp
-    from cli.replay_model import build_replay
-    from cli.save_file import load_game
+    from cli.replay.app import ReplayApp
+    from cli.replay.model import build_replay
+    from cli.table.save_file import load_game
 
     save = tmp_path / "g.silkroad"
     assert main(["play", "--local", "--headless", "--seed", "4", "--bots", "5",
@@ -611,7 +611,7 @@ def test_replay_of_six_players_keeps_names_readable_at_80_columns(tmp_path: Path
 
 
 def test_vizier_title_says_which_colours_were_called() -> None:
-    from cli.panels import decision_title
+    from cli.table.panels import decision_title
     from engine.tiles import VIZIER
     from engine.view import PlayerView
 

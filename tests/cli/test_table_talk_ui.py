@@ -10,11 +10,11 @@ import pytest
 from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import create_pipe_input
 
-from cli.net_session import NetSession, local_runner
-from cli.session import SeatInfo
-from cli.table_app import TableApp
-from cli.table_talk import TALK_MARK
-from p2p.game_audit import audit_folder
+from cli.table.app import TableApp
+from cli.table.net_session import NetSession, local_runner
+from cli.table.session import SeatInfo
+from cli.table.talk import TALK_MARK
+from p2p.judge.game_audit import audit_folder
 from tests.cli.helpers import Output80x24, make_session, screen_text, until
 
 F2 = "\x1bOQ"

@@ -10,9 +10,9 @@ from prompt_toolkit.application import create_app_session
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import ColorDepth
 
-from cli.local_session import LocalSession
-from cli.session import PeerLink, SessionError, Status
-from cli.table_app import TableApp
+from cli.table.app import TableApp
+from cli.table.local_session import LocalSession
+from cli.table.session import PeerLink, SessionError, Status
 from cli.theme import color_depth
 from engine.actions import PassBid
 from engine.errors import IllegalAction

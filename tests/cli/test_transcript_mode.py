@@ -2,7 +2,7 @@
 
 ``game.silkroad`` holds what only this seat was sent, so in the game folder it is ``0600``
 (docs/network.md, "Permissions").  ``silkroad play --transcript PATH`` (and ``host`` and
-``join``, through :func:`cli.net_report.finish_report`) copied it with the umask's mode —
+``join``, through :func:`cli.commands.net_report.finish_report`) copied it with the umask's mode —
 ``0644`` for most users — where anyone on the machine could read it.  The copy is now
 written atomically as ``0600``, also when the table stopped after the game reached its end
 (the export it still wrote is copied, and its path is shown).
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from cli.commands.net_report import finish_report
 from cli.main import main
-from cli.net_report import finish_report
-from cli.net_session import NetSession, RunOutcome
-from cli.session import SeatInfo
+from cli.table.net_session import NetSession, RunOutcome
+from cli.table.session import SeatInfo
 from p2p.handle import TableHandle
 from p2p.table import HumanDecider, TableStopped
 

@@ -1,7 +1,7 @@
 """The ``aside`` op: a publicly labelled token leaves play for good (zone ``ASIDE``).
 
 Silk Road sets aside the Grand Vizier's marker right after withdrawing it from the bag by
-label (p2p/resolution.py): no hand holds it afterwards (a theft cannot take it, the end
+label (p2p/protocol/resolution.py): no hand holds it afterwards (a theft cannot take it, the end
 reveal does not show it), no withdraw can draw it again, and the audit still counts it in
 its conservation check.
 """

@@ -17,12 +17,12 @@ import sys
 import time
 from typing import Any
 
-from p2p.connection import Listener
-from p2p.discovery import Discovery
 from p2p.game import GameSetup
 from p2p.identity import Identity
-from p2p.lobby import Table, join_discovered, join_table
-from p2p.mesh import Mesh, PeerDown, PeerUp, Received
+from p2p.lobby.discovery import Discovery
+from p2p.lobby.seating import Table, join_discovered, join_table
+from p2p.net.connection import Listener
+from p2p.net.mesh import Mesh, PeerDown, PeerUp, Received
 
 
 def emit(**fields: Any) -> None:

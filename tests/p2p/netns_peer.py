@@ -13,11 +13,11 @@ import sys
 
 from table_kit import FrugalBot  # this script's folder is on sys.path
 
-from p2p.connection import Listener
-from p2p.discovery import Discovery
 from p2p.identity import Identity
-from p2p.lobby import Table as LobbyTable
-from p2p.lobby import join_discovered
+from p2p.lobby.discovery import Discovery
+from p2p.lobby.seating import Table as LobbyTable
+from p2p.lobby.seating import join_discovered
+from p2p.net.connection import Listener
 from p2p.netgame import play_setup
 
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import msgpack
 
-from p2p.connection import Listener
-from p2p.framing import frame
 from p2p.identity import Identity
-from p2p.mesh import Mesh, PeerUp, RosterEntry
+from p2p.net.connection import Listener
+from p2p.net.framing import frame
+from p2p.net.mesh import Mesh, PeerUp, RosterEntry
 
 LOOPBACK = "127.0.0.1"
 

@@ -144,7 +144,7 @@ async def play_with_restart(root: Path, players: int, victim: int,
     first time ``when(table)`` holds, restart it from its folder on the same port, and
     play on.  ``bot(seed)`` makes the agents (default: frugal or heuristic).  Returns
     ``(results, killed)``."""
-    from p2p.connection import Listener
+    from p2p.net.connection import Listener
 
     peers = await make_local_setup(players, "audit", root, lam=LAM)
 

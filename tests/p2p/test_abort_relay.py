@@ -25,12 +25,12 @@ from bench.frugal_bot import FrugalBot
 from engine.actions import Action
 from engine.rules import actors, is_simultaneous
 from engine.view import PlayerView
-from p2p.envelope_header import peek_header
-from p2p.game_audit import UNFAIR, audit_folder
+from p2p.judge.game_audit import UNFAIR, audit_folder
+from p2p.protocol.envelope_header import peek_header
+from p2p.protocol.wire import ABORT_KIND, ENV_TAG, STOP_KIND, SYNC_TAG
 from p2p.table import Table, TableStopped
 from p2p.table.deciders import think_aside
 from p2p.table.waiting import Waiter
-from p2p.wire import ABORT_KIND, ENV_TAG, STOP_KIND, SYNC_TAG
 
 CHEAT = 0
 JUDGE = 1

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from bench import forge as fg
 from crypto.audit import Violation
 from engine.actions import encode
-from p2p.game_audit import GameAuditReport, audit_game
+from p2p.judge.game_audit import GameAuditReport, audit_game
 
 PLAYERS = 3
 

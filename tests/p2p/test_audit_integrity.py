@@ -23,7 +23,7 @@ from cli.main import main
 from crypto.transcript import DOMAIN, VERSION, Signer, envelope_id
 from engine.actions import Action, Bid, PassBid, decode, encode
 from engine.rules import actors
-from p2p.game_audit import (
+from p2p.judge.game_audit import (
     CERTIFIED,
     DAMAGED,
     EXIT_FAIR,
@@ -33,9 +33,9 @@ from p2p.game_audit import (
     audit_game,
 )
 from p2p.local_table import LocalPeer, make_local_setup
+from p2p.protocol.wire import ENV_TAG, MAX_EARLY, STOP_KIND
 from p2p.store import GameStore, encode_export, read_export
 from p2p.table import Table, TableStopped
-from p2p.wire import ENV_TAG, MAX_EARLY, STOP_KIND
 
 FORGER = 1
 

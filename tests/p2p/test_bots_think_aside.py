@@ -16,8 +16,8 @@ from bench.frugal_bot import FrugalBot
 from crypto.transcript import Envelope
 from engine.actions import Action
 from engine.view import PlayerView
+from p2p.protocol.wire import ACK_KIND
 from p2p.table import Table, TableResult
-from p2p.wire import ACK_KIND
 
 THINK = 3.0
 """Seconds the slow bot thinks, twice: longer than the others' first sync request (1 s)

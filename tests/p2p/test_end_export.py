@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from table_kit import go_silent, play_tables, run
 
-from p2p.game_audit import EXIT_NOT_CERTIFIED, NOT_CERTIFIED, STOPPED, audit_game
+from p2p.judge.game_audit import EXIT_NOT_CERTIFIED, NOT_CERTIFIED, STOPPED, audit_game
+from p2p.protocol.wire import CLOSE_KIND, STOP_KIND
 from p2p.store import GameStore
 from p2p.table import Table, TableStopped
-from p2p.wire import CLOSE_KIND, STOP_KIND
 
 SILENT = 2
 

@@ -5,7 +5,7 @@ rounds) is the protocol's own, bound to the game id through the version.  A fold
 λ is wrong for its version, absent, or out of range is refused with an error naming λ and
 the folder on every path that reads it live (a table starting from the folder, a resume, a
 bot child, ``join --resume``), never played silently.  The audit applies the same rule to
-files (``p2p.game_audit``); the live rule is :func:`p2p.game.lambda_problem`.
+files (``p2p.judge.game_audit``); the live rule is :func:`p2p.game.lambda_problem`.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from table_kit import run
 
 from cli.main import main
 from crypto.shuffle import DEFAULT_LAMBDA
-from p2p.connection import Listener
 from p2p.front_door import read_seat
 from p2p.game import lambda_problem
 from p2p.local_table import LocalPeer, finish_peer, make_local_setup, prepare_folder, start_peer
+from p2p.net.connection import Listener
 from p2p.netgame import resume_folder
 from p2p.peer import main as peer_main
 from p2p.store import BotSeat, GameStore, StoreError

@@ -21,7 +21,7 @@ from p2p.front_door import read_seat
 from p2p.game import GameParams, compute_game_id
 from p2p.identity import Identity
 from p2p.local_table import prepare_folder
-from p2p.mesh import RosterEntry
+from p2p.net.mesh import RosterEntry
 from p2p.store import (
     FolderLock,
     GameStore,

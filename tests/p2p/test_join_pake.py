@@ -1,4 +1,4 @@
-"""The join code as a PAKE (p2p/join_pake.py): a recorded join gives a bystander nothing to
+"""The join code as a PAKE (p2p/net/join_pake.py): a recorded join gives a bystander nothing to
 test code guesses against, a table that does not know the code is caught, and a bad
 code share is refused by name."""
 
@@ -12,14 +12,14 @@ import pytest
 from p2p_testutil import LOOPBACK, run
 from test_p2p_handshake import PURPOSE, RawDialer, dial_to, open_listener
 
-import p2p.handshake as hs
+import p2p.net.handshake as hs
 from crypto import group as g
-from p2p.connection import Connection, Listener, dial
 from p2p.errors import HandshakeError
-from p2p.framing import frame, pack
-from p2p.handshake import _SIG_DIALER, PROTOCOL_VERSION, _transcript, join_key, new_incarnation
 from p2p.identity import Identity
-from p2p.join_pake import ACCEPTOR, DIALER, GENERATOR_TAG, CodeExchange, proof, proof_ok
+from p2p.net.connection import Connection, Listener, dial
+from p2p.net.framing import frame, pack
+from p2p.net.handshake import _SIG_DIALER, PROTOCOL_VERSION, _transcript, join_key, new_incarnation
+from p2p.net.join_pake import ACCEPTOR, DIALER, GENERATOR_TAG, CodeExchange, proof, proof_ok
 
 CODE = "camel 42"
 GUESSES = ["camel 41", "camel 42", "camel 43", "silk", "jade 7"]

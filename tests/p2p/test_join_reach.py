@@ -22,13 +22,13 @@ import pytest
 from p2p_testutil import LOOPBACK, run
 from test_p2p_handshake import RawDialer
 
-import p2p.lobby_dial as lobby_mod
-from p2p.connection import Connection, Listener, dial
+import p2p.lobby.dial as lobby_mod
 from p2p.errors import HandshakeError, LobbyError, NotSilkroad
-from p2p.framing import frame, pack
-from p2p.handshake import PROTOCOL_VERSION, AcceptPolicy, new_incarnation
 from p2p.identity import Identity
-from p2p.lobby import LOBBY, Table, join_table
+from p2p.lobby.seating import LOBBY, Table, join_table
+from p2p.net.connection import Connection, Listener, dial
+from p2p.net.framing import frame, pack
+from p2p.net.handshake import PROTOCOL_VERSION, AcceptPolicy, new_incarnation
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 HTTP_400 = b"HTTP/1.1 400 Bad Request\r\n\r\n"

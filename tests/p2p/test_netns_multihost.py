@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from p2p.game_audit import audit_game
+from p2p.judge.game_audit import audit_game
 
 SUBNET = "10.213.0"
 PEERS = 3

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli.replay_net import build_net_replay
-from p2p.game_audit import EXIT_NOT_CERTIFIED, NOT_CERTIFIED, audit_game
+from cli.replay.network import build_net_replay
+from p2p.judge.game_audit import EXIT_NOT_CERTIFIED, NOT_CERTIFIED, audit_game
 from p2p.store import read_export
 
 OLD = Path(__file__).resolve().parents[1] / "golden" / "net_v3_3p.silkroad"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli.replay_net import build_net_replay
+from cli.replay.network import build_net_replay
 from engine.actions import VizierReveals
-from p2p.game_audit import CERTIFIED, EXIT_FAIR, audit_game
+from p2p.judge.game_audit import CERTIFIED, EXIT_FAIR, audit_game
 from p2p.store import read_export
 
 V4 = Path(__file__).resolve().parents[1] / "golden" / "net_v4_3p.silkroad"

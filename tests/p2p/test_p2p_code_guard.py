@@ -14,12 +14,12 @@ import time
 import pytest
 from p2p_testutil import LOOPBACK, run
 
-from p2p.code_guard import CodeGuard, estimate_bits, generate_code
-from p2p.connection import Listener
 from p2p.errors import LobbyError
 from p2p.game import wordlist
 from p2p.identity import Identity
-from p2p.lobby import Table, join_table
+from p2p.lobby.code_guard import CodeGuard, estimate_bits, generate_code
+from p2p.lobby.seating import Table, join_table
+from p2p.net.connection import Listener
 
 CODE = "silk 7"
 

@@ -8,7 +8,8 @@ import os
 import pytest
 from p2p_testutil import LOOPBACK, run
 
-from p2p.discovery import (
+from p2p.identity import Identity
+from p2p.lobby.discovery import (
     MAX_TXT,
     Discovery,
     TableAd,
@@ -17,7 +18,6 @@ from p2p.discovery import (
     TableInfo,
     instance_name,
 )
-from p2p.identity import Identity
 
 
 async def next_for(browser: TableBrowser, instance: str, timeout: float = 5.0) -> TableEvent:
@@ -133,7 +133,7 @@ def test_a_filter_keeps_other_runs_tables_out(fast_zeroconf: None) -> None:
 def test_the_ad_says_when_a_table_plays_reverse_with_hidden_money() -> None:
     """`silkroad tables` and the joiner's lobby list a table's rules: the reverse variant
     and hidden money.  A table of the base rules advertises the record it always did."""
-    from cli.cmd_net import describe
+    from cli.commands.net import describe
 
     fp = "ab" * 16
     plain = TableAd("Tea", 1, 3, fp)

@@ -18,12 +18,12 @@ from p2p_testutil import LOOPBACK, run, start_mesh
 from test_p2p_handshake import PURPOSE, RawDialer
 from test_p2p_mesh import crash, expect
 
-from p2p.connection import LOG_BURST, Connection, Listener, dial
 from p2p.errors import LobbyError
-from p2p.handshake import AcceptPolicy, new_incarnation
 from p2p.identity import Identity
-from p2p.lobby import LOBBY, MAX_JOINING, Table, join_table
-from p2p.mesh import Mesh, PeerUp
+from p2p.lobby.seating import LOBBY, MAX_JOINING, Table, join_table
+from p2p.net.connection import LOG_BURST, Connection, Listener, dial
+from p2p.net.handshake import AcceptPolicy, new_incarnation
+from p2p.net.mesh import Mesh, PeerUp
 
 CODE = "silk 7"
 

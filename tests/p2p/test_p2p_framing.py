@@ -16,7 +16,7 @@ import pytest
 from p2p_testutil import mutate, run
 
 from p2p.errors import ConnectionClosed, FramingError
-from p2p.framing import (
+from p2p.net.framing import (
     DEFAULT_LIMITS,
     HANDSHAKE_LIMITS,
     FrameLimits,

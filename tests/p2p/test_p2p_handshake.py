@@ -9,10 +9,11 @@ import random
 import pytest
 from p2p_testutil import LOOPBACK, mutate, run
 
-from p2p.connection import Connection, Listener, dial
 from p2p.errors import FramingError, HandshakeError, P2PError
-from p2p.framing import HANDSHAKE_LIMITS, frame, pack, read_frame, unpack
-from p2p.handshake import (
+from p2p.identity import Identity
+from p2p.net.connection import Connection, Listener, dial
+from p2p.net.framing import HANDSHAKE_LIMITS, frame, pack, read_frame, unpack
+from p2p.net.handshake import (
     _SIG_DIALER,
     PROTOCOL_VERSION,
     AcceptPolicy,
@@ -21,7 +22,6 @@ from p2p.handshake import (
     new_incarnation,
     normalize_code,
 )
-from p2p.identity import Identity
 
 PURPOSE = b"lobby"
 
@@ -302,7 +302,7 @@ def test_weak_identity_key_is_refused_before_anything_else() -> None:
 
 def test_weak_roster_key_is_refused() -> None:
     from p2p.errors import ProtocolError
-    from p2p.mesh import RosterEntry
+    from p2p.net.mesh import RosterEntry
 
     with pytest.raises(ProtocolError, match="seat 2: roster key is not a valid Ed25519"):
         RosterEntry.from_wire([2, IDENTITY_POINT, "127.0.0.1", 4000, "eve"])

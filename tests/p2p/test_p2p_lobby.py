@@ -8,13 +8,13 @@ import os
 import pytest
 from p2p_testutil import LOOPBACK, run
 
-from p2p.connection import Listener
-from p2p.discovery import Discovery, TableInfo
 from p2p.errors import LobbyError
 from p2p.game import GameSetup, auth_words, compute_game_id, wordlist
 from p2p.identity import Identity
-from p2p.lobby import MAX_NAME, Table, join_discovered, join_table, unique_name
-from p2p.mesh import Mesh
+from p2p.lobby.discovery import Discovery, TableInfo
+from p2p.lobby.seating import MAX_NAME, Table, join_discovered, join_table, unique_name
+from p2p.net.connection import Listener
+from p2p.net.mesh import Mesh
 from p2p.sanitize import is_clean
 
 DIGEST = bytes(range(32))

@@ -8,11 +8,11 @@ import random
 import pytest
 from p2p_testutil import LOOPBACK, make_peers, roster_of, run, start_mesh, stop_all
 
-from p2p.connection import Listener, dial
 from p2p.errors import HandshakeError, P2PError
-from p2p.handshake import new_incarnation
 from p2p.identity import Identity
-from p2p.mesh import Mesh, MeshEvent, PeerDown, PeerUp, Received
+from p2p.net.connection import Listener, dial
+from p2p.net.handshake import new_incarnation
+from p2p.net.mesh import Mesh, MeshEvent, PeerDown, PeerUp, Received
 
 
 async def expect(mesh: Mesh, kind: type, timeout: float = 5.0) -> MeshEvent:

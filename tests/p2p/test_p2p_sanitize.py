@@ -17,12 +17,12 @@ import pytest
 from p2p_testutil import LOOPBACK, run
 from zeroconf.asyncio import AsyncServiceInfo
 
-from p2p.connection import Listener
-from p2p.discovery import SERVICE_TYPE, Discovery
 from p2p.errors import LobbyError
-from p2p.framing import frame, pack
 from p2p.identity import Identity
-from p2p.lobby import Table, join_table
+from p2p.lobby.discovery import SERVICE_TYPE, Discovery
+from p2p.lobby.seating import Table, join_table
+from p2p.net.connection import Listener
+from p2p.net.framing import frame, pack
 from p2p.sanitize import clean, is_clean
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[H\u202eevil\u202c\x9b31m\r\nforged log line\x00"

@@ -22,12 +22,12 @@ import pytest
 from table_kit import LAM, run
 from test_bot_processes import _gone_within, _peer_pids
 
+from cli.commands.net_report import left_line
 from cli.main import main
-from cli.net_report import left_line
-from cli.net_session import NetSession, RunOutcome
-from cli.session import SeatInfo
+from cli.table.net_session import NetSession, RunOutcome
+from cli.table.session import SeatInfo
 from p2p.front_door import TableHandle, play_local, read_seat
-from p2p.game_audit import audit_game
+from p2p.judge.game_audit import audit_game
 from p2p.store import GameStore
 from p2p.table import HumanDecider
 

@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 from table_kit import LAM, run
 
-from p2p.connection import Listener
 from p2p.front_door import TableHandle, resume_seat
 from p2p.identity import Identity
-from p2p.lobby import Table as LobbyTable
-from p2p.lobby import join_table
+from p2p.lobby.seating import Table as LobbyTable
+from p2p.lobby.seating import join_table
 from p2p.local_table import (
     LocalPeer,
     finish_peer,
@@ -29,6 +28,7 @@ from p2p.local_table import (
     prepare_folder,
     start_peer,
 )
+from p2p.net.connection import Listener
 from p2p.netgame import seat_folder
 from p2p.store import FolderInUse, FolderLock, StoreError
 

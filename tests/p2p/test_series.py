@@ -1,4 +1,4 @@
-"""A series at one table (p2p/series.py): three games in a row on real sockets (127.0.0.1),
+"""A series at one table (p2p/lobby/series.py): three games in a row on real sockets (127.0.0.1),
 the host's bot seat in its own process each game, one joiner replaced after game 1.
 
 What must hold: every game is an ordinary, certified game with its own id; the seats that
@@ -16,10 +16,10 @@ import pytest
 from p2p.errors import ProtocolError
 from p2p.front_door import HostedTable, JoiningSeat, headless_agent
 from p2p.game import GameParams, GameSetup, compute_game_id
-from p2p.game_audit import CERTIFIED, audit_game
 from p2p.handle import TableHandle
-from p2p.mesh import RosterEntry
-from p2p.series import NextGame, SeriesRecord, read_series
+from p2p.judge.game_audit import CERTIFIED, audit_game
+from p2p.lobby.series import NextGame, SeriesRecord, read_series
+from p2p.net.mesh import RosterEntry
 from p2p.store import game_folder, read_export
 from p2p.table import TableResult
 

@@ -16,10 +16,10 @@ from crypto.protocols.deal import Deal
 from crypto.protocols.withdraw import Withdraw
 from crypto.transcript import parse
 from engine.actions import Action, encode
-from p2p.game_audit import STOPPED, audit_folder, audit_game
+from p2p.judge.game_audit import STOPPED, audit_folder, audit_game
+from p2p.protocol.wire import ABORT_KIND, CLOSE_KIND, ENV_TAG, STOP_KIND
 from p2p.store import GameStore
 from p2p.table import Table, TableStopped
-from p2p.wire import ABORT_KIND, CLOSE_KIND, ENV_TAG, STOP_KIND
 
 CHEAT = 1
 VICTIM = 2

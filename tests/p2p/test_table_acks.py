@@ -1,4 +1,4 @@
-"""Cumulative acks (p2p/ack_chain.py): the schedule, the closure rule, desyncs found by it,
+"""Cumulative acks (p2p/protocol/ack_chain.py): the schedule, the closure rule, desyncs found by it,
 the fast envelope header reader, and protocol versions kept auditable."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from table_kit import finished, play_tables, run
 
 from crypto.transcript import Signer
 from engine.actions import Action
-from p2p.ack_chain import ACK_EVERY, chain_next, chain_start, scheduled
-from p2p.envelope_header import peek_header
 from p2p.errors import ProtocolError
 from p2p.game import GameParams
-from p2p.game_audit import audit_game
-from p2p.handshake import PROTOCOL_VERSION
+from p2p.judge.game_audit import audit_game
+from p2p.net.handshake import PROTOCOL_VERSION
+from p2p.protocol.ack_chain import ACK_EVERY, chain_next, chain_start, scheduled
+from p2p.protocol.envelope_header import peek_header
 from p2p.table import Table, TableStopped
 
 

@@ -12,14 +12,14 @@ import pytest
 from table_kit import LAM, FrugalBot, run
 
 from engine.board import default_board_data
-from p2p.connection import Listener
 from p2p.errors import LobbyError
 from p2p.game import BoardMismatch, board_spec_digest
-from p2p.game_audit import DAMAGED, EXIT_NOT_CERTIFIED, audit_game
 from p2p.identity import Identity
-from p2p.lobby import Table as LobbyTable
-from p2p.lobby import join_table
+from p2p.judge.game_audit import DAMAGED, EXIT_NOT_CERTIFIED, audit_game
+from p2p.lobby.seating import Table as LobbyTable
+from p2p.lobby.seating import join_table
 from p2p.local_table import run_local_game
+from p2p.net.connection import Listener
 from p2p.netgame import play_setup
 from p2p.store import encode_export, read_export
 from p2p.table import Table

@@ -15,7 +15,7 @@ from engine.rules import actors, is_simultaneous
 from engine.state import Phase
 from engine.tiles import SELLER
 from engine.view import PlayerView
-from p2p.game_audit import (
+from p2p.judge.game_audit import (
     CERTIFIED,
     DAMAGED,
     EXIT_FAIR,
@@ -27,9 +27,9 @@ from p2p.game_audit import (
     audit_folder,
     audit_game,
 )
+from p2p.protocol.wire import ACTION_KIND, ENV_TAG
 from p2p.store import encode_export, read_export
 from p2p.table import Table, TableStopped
-from p2p.wire import ACTION_KIND, ENV_TAG
 
 
 def _same_end(results: list[Any]) -> None:

@@ -14,7 +14,7 @@ import pytest
 from table_kit import finished, play_tables, run
 
 from engine.actions import Action
-from p2p.game_audit import audit_game
+from p2p.judge.game_audit import audit_game
 from p2p.table import Table
 
 

@@ -12,7 +12,7 @@ from table_kit import finished, play_tables, run
 
 from bench.table_fuzz import fuzz_table
 from engine.actions import Action
-from p2p.game_audit import audit_game
+from p2p.judge.game_audit import audit_game
 from p2p.table import Table
 
 FUZZ = 10_000

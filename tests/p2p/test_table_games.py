@@ -10,7 +10,7 @@ from table_kit import finished, play_tables, run
 
 from engine.actions import Action
 from engine.view import PlayerView
-from p2p.game_audit import EXIT_FAIR, audit_game
+from p2p.judge.game_audit import EXIT_FAIR, audit_game
 from p2p.store import read_export
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from table_kit import LAM, FrugalBot, run
 
-from p2p.connection import Listener
-from p2p.game_audit import audit_game
 from p2p.identity import Identity
-from p2p.lobby import Table as LobbyTable
-from p2p.lobby import join_table
+from p2p.judge.game_audit import audit_game
+from p2p.lobby.seating import Table as LobbyTable
+from p2p.lobby.seating import join_table
+from p2p.net.connection import Listener
 from p2p.netgame import play_setup
 
 

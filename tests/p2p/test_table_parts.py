@@ -12,14 +12,8 @@ import msgpack
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from crypto.transcript import Envelope, Equivocation, Signer, TranscriptLog
-from p2p.mesh import Received
-from p2p.store import GameStore
-from p2p.table.context import TableContext
-from p2p.table.inbox import Inbox
-from p2p.table.outbox import Outbox
-from p2p.table.setup import TableSetup
-from p2p.table.waiting import Waiter
-from p2p.wire import (
+from p2p.net.mesh import Received
+from p2p.protocol.wire import (
     ENV_TAG,
     SYNC_TAG,
     abort_body_ok,
@@ -27,6 +21,12 @@ from p2p.wire import (
     action_body_ok,
     sync_counts_ok,
 )
+from p2p.store import GameStore
+from p2p.table.context import TableContext
+from p2p.table.inbox import Inbox
+from p2p.table.outbox import Outbox
+from p2p.table.setup import TableSetup
+from p2p.table.waiting import Waiter
 
 GAME = b"G" * 32
 

@@ -15,7 +15,7 @@ import msgpack
 import pytest
 from table_kit import LAM, run
 
-from p2p.game_audit import audit_game
+from p2p.judge.game_audit import audit_game
 from p2p.local_table import make_local_setup, prepare_folder
 
 

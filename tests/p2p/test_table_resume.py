@@ -8,7 +8,7 @@ import pytest
 from table_kit import OneDrawBot, finished, op_running, play_with_restart, run
 
 from engine.state import Phase
-from p2p.game_audit import audit_game
+from p2p.judge.game_audit import audit_game
 from p2p.table import Table
 
 

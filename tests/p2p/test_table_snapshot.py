@@ -16,7 +16,7 @@ from table_kit import go_silent, play_tables, run
 from crypto.errors import MalformedInput
 from crypto.session import TokenSession
 from engine.actions import Action
-from p2p.game_audit import audit_folder
+from p2p.judge.game_audit import audit_folder
 from p2p.store import GameStore
 from p2p.table import Table, TableStopped
 

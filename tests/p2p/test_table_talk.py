@@ -12,11 +12,11 @@ from table_kit import finished, play_tables, run
 from crypto.audit import EnvelopeEvent
 from crypto.errors import CheatDetected
 from crypto.transcript import Envelope
-from p2p.engine_replay import EngineReplay
-from p2p.game_audit import CERTIFIED, UNFAIR, audit_folder, audit_game
+from p2p.judge.engine_replay import EngineReplay
+from p2p.judge.game_audit import CERTIFIED, UNFAIR, audit_folder, audit_game
+from p2p.protocol.wire import MAX_TALK_CHARS, MAX_TALK_LINES, TALK_KIND
 from p2p.table import Table, TableStopped
 from p2p.table.talk import SEND_BURST, SHOW_BURST, SHOW_WINDOW, TalkBook
-from p2p.wire import MAX_TALK_CHARS, MAX_TALK_LINES, TALK_KIND
 
 
 def _talk_at(step: int, seat: int, act: Any) -> Any:

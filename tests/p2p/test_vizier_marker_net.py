@@ -17,7 +17,7 @@ import pytest
 from table_kit import finished, play_tables, run
 
 from bench.frugal_bot import FrugalBot
-from cli.replay_net import build_net_replay
+from cli.replay.network import build_net_replay
 from engine.actions import Action, Dealt, Move, Seed, TakeTile, Vizier, VizierReveals, Withdrawn
 from engine.colours import COLOURS, TOTAL_GOODS
 from engine.game import new_game
@@ -25,13 +25,13 @@ from engine.rules import apply
 from engine.state import BUY, MARKER, GameState, Phase, make_config
 from engine.tiles import VIZIER
 from engine.view import PlayerView
-from p2p import resolution
 from p2p.game import VIZIER_MARKER_SINCE, GameParams, game_config
-from p2p.game_audit import CERTIFIED, EXIT_FAIR, audit_game
-from p2p.handshake import PROTOCOL_VERSION
-from p2p.resolution import OpCall
+from p2p.judge.game_audit import CERTIFIED, EXIT_FAIR, audit_game
+from p2p.net.handshake import PROTOCOL_VERSION
+from p2p.protocol import resolution
+from p2p.protocol.resolution import OpCall
+from p2p.protocol.zones import ZoneMap
 from p2p.store import read_export
-from p2p.zones import ZoneMap
 
 SILK = COLOURS.index("silk")
 
