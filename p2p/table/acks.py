@@ -165,6 +165,11 @@ class AckBook:
             self.check()
         return True
 
+    def judging(self) -> bool:
+        """Whether a dispute's verdict is being drawn (it ends the table: no wait may time
+        out meanwhile and name a seat that stopped on its own verdict)."""
+        return self.verdict_task is not None and not self.verdict_task.done()
+
     def dispute(self, rnd: int, acks: dict[int, Envelope], culprits: list[int],
                 bad: list[tuple[int, str]]) -> None:
         """Acks of round ``rnd`` disagree: expose any equivocation, then let the judge decide.

@@ -143,7 +143,8 @@ class Table:
         self.aborts = Aborts(self.ctx, lambda k, b: self.emit(k, b), self.inbox.accept,
                              self._sync_all, judge.accusation, self.acks.relay_unagreed)
         self.aborts.disputed = lambda: self.acks.disputed
-        self.waiter.holding = self.aborts.judging  # an accusation's verdict ends the table
+        # an accusation's or a dispute's verdict ends the table: no wait times out meanwhile
+        self.waiter.holding = lambda: self.aborts.judging() or self.acks.judging()
         self.accuser = Accuser(self.ctx, self.waiter, self.aborts, self.acks,
                                lambda: self.session, self._sync_all)
         self._applied_in_place = False  # _player_step applied the action already

@@ -2,7 +2,7 @@
 
 The table's main loop waits for one thing at a time (an action, acks, a crypto op).  A
 stalled wait names the seats it awaits (for the UI) and, after the abandon timeout, stops
-the table naming the first of them — unless an accusation is being judged
+the table naming the first of them — unless an accusation or a dispute is being judged
 (:attr:`Waiter.holding`): its verdict, bounded in time, ends the table, and the seat we
 await may be busy judging the same notice.  Whoever finds a reason to stop the table
 records it here (:meth:`Waiter.stop`), so that the sleeper wakes and raises it.

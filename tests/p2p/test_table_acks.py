@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -164,3 +165,49 @@ def test_a_lying_ack_frames_no_one(tmp_path: Path) -> None:
         assert isinstance(r, TableStopped), (me, r)
         assert r.rule == "disputed" and r.culprit is None, (me, r)
         assert "seat 0 signed that it held another version of seat 2's" in r.detail, r.detail
+
+
+@pytest.mark.timeout(120)
+def test_a_slow_dispute_verdict_is_not_cut_short_by_a_timeout(tmp_path: Path) -> None:
+    """While a seat judges differing acks (an audit of what it holds, which takes seconds
+    in a long game on a busy machine), its waits must not time out and name the seat it
+    waits for: the others stopped on their own verdicts and will never move again.  Seat
+    1's judge goes on only once one of its waits has run past its abandon timeout (cut to
+    0.5 s when the judging starts); its verdict is still the dispute's, naming no one."""
+    LyingAcker.lied = []
+    go_on = threading.Event()
+    stalled: list[bool] = []
+
+    def prepare(t: Table) -> None:
+        if t.me != 1:
+            return
+        judge = t.acks.judge
+        on_stall = t.waiter.on_stall
+        assert judge is not None and on_stall is not None
+        cut = threading.Event()
+
+        def stall() -> None:
+            if cut.is_set():
+                stalled.append(True)
+                go_on.set()
+            on_stall()
+
+        def slow_judge(wires: list[bytes], rnd: int, acks: dict[int, Any],
+                       odd: list[int]) -> TableStopped:
+            t.waiter.abandon_timeout = 0.5
+            cut.set()
+            go_on.wait(60)
+            return judge(wires, rnd, acks, odd)
+
+        t.waiter.on_stall = stall
+        t.acks.judge = slow_judge
+
+    try:
+        _peers, results = run(lambda: play_tables(tmp_path, 3, table_cls=LyingAcker,
+                                                  prepare=prepare), timeout=110)
+    finally:
+        go_on.set()
+    assert LyingAcker.lied and stalled, "seat 1 never waited while it judged"
+    r = results[1]
+    assert isinstance(r, TableStopped), r
+    assert r.rule == "disputed" and r.culprit is None, r
