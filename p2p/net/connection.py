@@ -463,7 +463,8 @@ async def dial(
                 raise
     except TimeoutError:
         if connected:
+            said = round(timeout, 1)  # the budget left: "2 s", not "1.99999 s"
             raise HandshakeError(f"it accepted the connection but did not finish the "
-                                 f"handshake within {timeout:g} s", transient=True) from None
-        raise TimeoutError(f"no connection within {timeout:g} s") from None
+                                 f"handshake within {said:g} s", transient=True) from None
+        raise TimeoutError(f"no connection within {round(timeout, 1):g} s") from None
     return Connection(reader, writer, result, limits)
