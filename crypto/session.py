@@ -68,10 +68,10 @@ the pick). So an honest sender can be ahead of us by the op we are in, plus one 
 awaits *our* message (we have not started it, so it cannot complete), plus the ``return`` /
 ``transfer`` / ``aside`` announcements between them that need nothing from us: a few ops
 (Silk Road's script, p2p/protocol/resolution.py, follows an ``open`` with at most one
-``return`` and a ``withdraw`` with at most one ``aside``), a handful of bodies. ``MAX_OPS_AHEAD`` allows
-32 ops of ``MAX_STEPS_PER_SENDER`` bodies each. The bound is per sender, so one seat
-flooding us with validly signed bodies for an op that never runs fills only its own share
-and is named, while every honest seat's next body is still taken."""
+``return`` and a ``withdraw`` with at most one ``aside``), a handful of bodies.
+``MAX_OPS_AHEAD`` allows 32 ops of ``MAX_STEPS_PER_SENDER`` bodies each. The bound is per
+sender, so one seat flooding us with validly signed bodies for an op that never runs fills
+only its own share and is named, while every honest seat's next body is still taken."""
 
 
 class CompletedOp(Protocol):
