@@ -9,7 +9,7 @@ cannot be copied from another game or seat — rules that out.
 from __future__ import annotations
 
 from . import group as g
-from .errors import MalformedInput
+from .errors import MalformedInput, ProofInvalid
 
 TAG = "schnorr-key"
 
@@ -25,13 +25,14 @@ def prove_key(x: g.Scalar, y: g.Point, game_id: bytes, party: int) -> list[bytes
     return [g.encode_scalar(c), g.encode_scalar(z)]
 
 
-def verify_key(y: g.Point, proof: object, game_id: bytes, party: int) -> bool:
-    """Check a key proof. ``y`` must already be validated; malformed proofs raise."""
+def verify_key(y: g.Point, proof: object, game_id: bytes, party: int) -> None:
+    """Check a key proof: return if it holds, raise :class:`ProofInvalid` if not (the
+    convention of every ``verify``); ``y`` must already be validated; a malformed proof
+    raises :class:`MalformedInput`."""
     if not isinstance(proof, list) or len(proof) != 2:
         raise MalformedInput("key proof must be [c, z]")
     c = g.decode_scalar(proof[0], "key proof c")
     z = g.decode_scalar(proof[1], "key proof z")
     t = g.sub(g.base_mul(z), g.mul(c, y, "public key"))
-    if t == g.IDENTITY:
-        return False
-    return g.hash_to_scalar(TAG, [game_id, party, g.G, y, t]) == c
+    if t == g.IDENTITY or g.hash_to_scalar(TAG, [game_id, party, g.G, y, t]) != c:
+        raise ProofInvalid("Schnorr proof of key knowledge does not verify")

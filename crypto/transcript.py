@@ -195,8 +195,9 @@ class EquivocationProof:
     first: bytes
     second: bytes
 
-    def verify(self, keys: Sequence[Ed25519PublicKey], game_id: bytes) -> int:
-        """Return the equivocating sender; raise :class:`MalformedInput` if not a proof."""
+    def equivocator(self, keys: Sequence[Ed25519PublicKey], game_id: bytes) -> int:
+        """The equivocating sender; raise :class:`MalformedInput` if this is not a proof.
+        (Named for what it finds, not ``verify``: every ``verify`` returns nothing.)"""
         try:
             a = parse(self.first, keys, game_id)
             b = parse(self.second, keys, game_id)

@@ -30,8 +30,9 @@ def fingerprint(public_key: bytes) -> str:
     return hashlib.sha256(b"silkroad/p2p/fingerprint/v1\0" + public_key).hexdigest()[:32]
 
 
-def verify(public_key: bytes, signature: bytes, data: bytes) -> bool:
-    """True iff ``signature`` is a valid Ed25519 signature of ``data`` by ``public_key``.
+def signature_ok(public_key: bytes, signature: bytes, data: bytes) -> bool:
+    """True iff ``signature`` is a valid Ed25519 signature of ``data`` by ``public_key``
+    (a predicate, named ``*_ok`` like every check that answers rather than raises).
 
     Never raises on garbage input: a malformed key or signature simply does not verify.
     """

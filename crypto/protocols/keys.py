@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import group as g
 from .. import schnorr
-from ..errors import CheatDetected
+from ..errors import CheatDetected, ProofInvalid
 from .base import Op, Step, StepHandlers, check_list
 
 
@@ -37,9 +37,12 @@ class KeySetup(Op):
     def on_key(self, st: Step, sender: int, payload: Any) -> None:
         y_raw, proof = check_list(payload, "key message", 2)
         y = g.decode_point(y_raw, "public key")  # InvalidPoint → rule "invalid-point"
-        if not schnorr.verify_key(y, proof, self.ctx.game_id, sender):
+        try:
+            schnorr.verify_key(y, proof, self.ctx.game_id, sender)
+        except ProofInvalid as exc:
             raise CheatDetected(sender, "key-proof-invalid",
-                                "Schnorr proof of key knowledge does not verify (rogue key?)")
+                                "Schnorr proof of key knowledge does not verify (rogue key?)"
+                                ) from exc
         self._keys[sender] = y
 
     def finish(self) -> None:

@@ -248,7 +248,7 @@ def _proven_equivocation(chains: Chains, keys: list[Any], game_id: bytes) -> Vio
                 or body[1] not in PROOF_RULES:
             continue
         try:
-            who = EquivocationProof(body[4][0], body[4][1]).verify(keys, game_id)
+            who = EquivocationProof(body[4][0], body[4][1]).equivocator(keys, game_id)
         except MalformedInput:
             continue
         return Violation(who, i, (env.sender, env.seq), str(body[1]),
@@ -399,7 +399,7 @@ def _check_aborts(replay: EngineReplay, chains: Chains, keys: list[Any], game_id
         where = (env.sender, env.seq)
         if rule in PROOF_RULES:
             try:
-                EquivocationProof(env.body[4][0], env.body[4][1]).verify(keys, game_id)
+                EquivocationProof(env.body[4][0], env.body[4][1]).equivocator(keys, game_id)
             except MalformedInput:
                 return Violation(env.sender, ev.index, where, "false-abort",
                                  f"seat {env.sender} accused seat {culprit} of {clean(rule, 64)} "

@@ -50,7 +50,7 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from ..errors import ConnectionClosed, FramingError, HandshakeError, NotSilkroad
-from ..identity import KEY_LEN, SIG_LEN, Identity, fingerprint, is_signing_key, verify
+from ..identity import KEY_LEN, SIG_LEN, Identity, fingerprint, is_signing_key, signature_ok
 from ..sanitize import clean
 from .framing import HANDSHAKE_LIMITS, HEADER, frame, pack, read_frame, unpack
 from .join_pake import ACCEPTOR, DIALER, CodeExchange, proof, proof_ok
@@ -335,7 +335,7 @@ async def dial_handshake(
     if pk_a == identity.public:
         raise HandshakeError("connected to ourselves")
     t = _transcript(version, purpose, d_part, (pk_a, eph_a, nonce_a, inc_a))
-    if not verify(pk_a, sig_a, _SIG_ACCEPTOR + t):
+    if not signature_ok(pk_a, sig_a, _SIG_ACCEPTOR + t):
         raise HandshakeError("acceptor's hello signature does not verify")
     send, recv = _session(eph, eph_a, t, dialer=True)
     code: CodeExchange | None = None
@@ -441,7 +441,7 @@ async def accept_handshake(
         sig_d = _bytes(m3[1], SIG_LEN, "dialer signature")
     except HandshakeError as exc:
         raise await refuse(exc.reason, send) from None
-    if not verify(pk_d, sig_d, _SIG_DIALER + t):
+    if not signature_ok(pk_d, sig_d, _SIG_DIALER + t):
         raise await refuse(
             "hello signature does not verify (bad signature or replayed hello)", send
         )

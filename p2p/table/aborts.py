@@ -236,7 +236,7 @@ class Aborts:
         who: int | None = None
         why = ""
         try:
-            who = EquivocationProof(proof[0], proof[1]).verify(ctx.keys, ctx.setup.game_id)
+            who = EquivocationProof(proof[0], proof[1]).equivocator(ctx.keys, ctx.setup.game_id)
         except MalformedInput as exc:
             why = f" ({exc})"
         if who is not None and who == culprit:

@@ -73,7 +73,7 @@ def test_equivocation_gives_transferable_proof() -> None:
     with pytest.raises(Equivocation) as e:
         log.add(other)
     assert (e.value.culprit, e.value.rule) == (2, "equivocation")
-    assert e.value.proof.verify([s.public_key for s in ss], b"gid") == 2
+    assert e.value.proof.equivocator([s.public_key for s in ss], b"gid") == 2
 
 
 def test_bad_chain_and_other_game() -> None:
