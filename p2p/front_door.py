@@ -54,7 +54,14 @@ from .lobby.code_guard import AUTO, estimate_bits, generate_code
 from .lobby.discovery import Discovery, TableBrowser, TableFilter, TableInfo
 from .lobby.seating import DIAL_TIMEOUT, join_discovered, join_table
 from .lobby.seating import Table as LobbyTable
-from .lobby.series import KeptListener, NextGame, SeriesRecord, first_leader_of, read_series
+from .lobby.series import (
+    KeptListener,
+    NextGame,
+    SeriesRecord,
+    first_leader_of,
+    read_series,
+    rotation_refusal,
+)
 from .local_table import (
     CHILD_FINISH,
     LocalGameResult,
@@ -85,8 +92,9 @@ __all__ = [  # the CLI's names: this module's own and those re-exported for it
     "AUTO", "BOT_ABANDON", "BOT_FINISH", "CERTIFIED", "DEFAULT_LAMBDA", "EXPORT_MAGIC",
     "MAX_SERIES", "MONEY_MODES", "UNFAIR", "UNREADABLE", "Agent", "GameAuditReport", "GameSetup",
     "HostedTable", "HumanDecider", "JoiningSeat", "LobbyError", "NoSuchTable", "P2PError",
-    "RosterEntry", "SeatRecord", "SeriesRecord", "StoreError", "TableBrowser", "TableHandle",
-    "TableInfo", "TableStopped", "audit_folder", "audit_game", "browse_tables", "clean",
+    "RosterEntry", "RotationRefused", "SeatRecord", "SeriesRecord", "StoreError",
+    "TableBrowser", "TableHandle", "TableInfo", "TableStopped", "audit_folder", "audit_game",
+    "browse_tables", "clean",
     "estimate_bits", "find_table", "generate_code", "headless_agent", "normalize_code",
     "play_local", "private_dirs", "read_export", "read_seat", "read_series", "resume_seat",
     "shown_names", "summary", "workers", "write_private",
@@ -363,6 +371,12 @@ def _save_series(record: SeriesRecord, folders: Sequence[Path]) -> None:
 
 
 # --- joining ----------------------------------------------------------------------------------
+class RotationRefused(LobbyError):
+    """This seat refused the host's next game: its first leader is not the rotated one
+    (:func:`p2p.lobby.series.rotation_refusal`).  Its own class because a joiner of a
+    series reads any other refusal of a next game as "the series is over"."""
+
+
 class JoiningSeat:
     """This process's seat at someone else's table: one listener (its key is the seat's
     identity for the game), used to join and then to play."""
@@ -405,7 +419,24 @@ class JoiningSeat:
 
         ``again``: the next game of a series at the same table.  The host may still be
         finishing the last game (its lobby is not open yet, :data:`NOT_OPEN_YET`): this
-        seat dials again until it is, within ``timeout`` (or :data:`REJOIN_WAIT`)."""
+        seat dials again until it is, within ``timeout`` (or :data:`REJOIN_WAIT`).
+
+        Every game this seat is seated for is checked against its own series record: a
+        host whose first leader is not the seat after the one of the previous game this
+        seat played is refused (:func:`p2p.lobby.series.rotation_refusal` gives the
+        reason).  The seat learns the first leader only with the start, so the refusal
+        comes after the lobby closed: the host's game then cannot connect to this seat."""
+        setup = await self._join_rejoin(target, code, timeout, on_lobby, again)
+        refusal = rotation_refusal(self.series, setup.params.game_no,
+                                   setup.params.first_leader, [e.name for e in setup.roster])
+        if refusal is not None:
+            raise RotationRefused(refusal)
+        return setup
+
+    async def _join_rejoin(self, target: TableInfo | tuple[str, int], code: str | None,
+                           timeout: float | None,
+                           on_lobby: Callable[[list[tuple[str, str]], int], None] | None,
+                           again: bool) -> GameSetup:
         dial_timeout = DIAL_TIMEOUT if timeout is None else min(timeout, DIAL_TIMEOUT)
         if not again:
             return await self._join_once(target, code, timeout, on_lobby, dial_timeout)

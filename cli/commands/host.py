@@ -62,7 +62,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "  silkroad host --seats 4 --bots 3 --bot-level hard\n"
         "  silkroad host --code auto --money hidden   (a 4-word code is printed)\n"
         "  silkroad host --interface 127.0.0.1 --bots 2 --headless --json\n"
-        "  silkroad host --seats 3 --bots 2 --headless --games 5   (a series of 5)",
+        "  silkroad host --seats 3 --bots 2 --headless --games 5   (a series of 5)\n"
+        "  silkroad host --seats 3 --bots 2 --games 3   (n on the end screen: play again)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     h.add_argument("--table", "--title", dest="table", default=None, metavar="TABLE",
                    help="table name shown on the LAN (default: '<your name>'s table')")
@@ -91,12 +92,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "behind their screens (shows as $?, the log still says who paid what). "
                    "Agreed by every seat, like the variant")
     h.add_argument("--json", action="store_true", help="with --headless: JSON lines only")
-    h.add_argument("--games", type=int, default=1, metavar="N",
-                   help="with --headless: play N games in a row at this table (a series: "
-                   "same seats and keys, a new game id each game, the first leader "
-                   "rotating, the bots kept; a seat that does not come back frees its "
-                   "place for a new joiner). Wins are counted in series.json in each "
-                   "game's folder (default 1)")
+    h.add_argument("--games", type=int, default=None, metavar="N",
+                   help="a series at this table: same seats and keys, a new game id each "
+                   "game, the first leader rotating, the bots kept; a seat that does not "
+                   "come back frees its place for a new joiner. Wins are counted in "
+                   "series.json in each game's folder. With --headless: play N games in "
+                   "a row (default 1). At the table screen the end screen offers 'n' "
+                   "play again, up to N games in all (default "
+                   f"{MAX_SERIES})")
     common_options(h)
     h.set_defaults(func=run_host)
 
@@ -110,11 +113,10 @@ def run_host(args: argparse.Namespace) -> int:
                     EXIT_USAGE)
     if args.json and not args.headless:
         return fail("host", "--json needs --headless", EXIT_USAGE)
-    if not 1 <= args.games <= MAX_SERIES:
+    if args.games is not None and not 1 <= args.games <= MAX_SERIES:
         return fail("host", f"--games must be 1..{MAX_SERIES}, not {args.games}", EXIT_USAGE)
-    if args.games > 1 and not args.headless:
-        return fail("host", "--games N (a series) needs --headless: the table screen plays "
-                    "one game", EXIT_USAGE)
+    if args.games is None:  # headless: one game; the table screen: play again at the end
+        args.games = 1 if args.headless else MAX_SERIES
     try:
         args.bot_spec = bot_spec(args.bot_kind, args.bot_level, args.bot_budget)
     except BotUnavailable as exc:
@@ -158,10 +160,7 @@ async def _host(args: argparse.Namespace, me_name: str,
     if not args.headless:
         # the screen comes up first: announcing the table on mDNS takes a second or two
         # (probing), and a blank terminal meanwhile looks like a hang
-        rules = " · hidden money" if args.money == "hidden" else ""
-        screen = LobbyScreen(f"hosting {args.table}{rules}")
-        screen.show([("bold", f"Opening {args.table} on the network…")], "q cancel")
-        app = asyncio.create_task(screen.app.run_async())
+        screen, app = _lobby_screen(args, f"Opening {args.table} on the network…")
     hosted = HostedTable(name=args.table, seats=args.seats, player=me_name,
                          root=Path(args.folder), code=args.code, shuffle=args.shuffle,
                          interface=args.interface, port=args.port, bots=args.bots,
@@ -176,12 +175,17 @@ async def _host(args: argparse.Namespace, me_name: str,
         code = EXIT_OK
         for game_no in range(1, args.games + 1):
             if game_no > 1:
+                if not args.headless:  # "play again": the lobby screen for the next game
+                    screen, app = _lobby_screen(args, f"Opening game {game_no} at "
+                                                f"{args.table}…")
                 await hosted.next_game()
                 say(args, event="next", game=game_no, port=hosted.port)
-            code, result = await _one_game(hosted, args, kind, made, screen, app)
-            if result is None:
-                return None
-            if code != EXIT_OK or result == "quit":
+            code, result = await _one_game(hosted, args, kind, made, screen, app,
+                                           again=game_no < args.games)
+            if result is None:  # the host closed the lobby
+                return None if game_no == 1 else code
+            # headless plays every game asked for; at the screen the player chose
+            if code != EXIT_OK or result != ("over" if args.headless else "again"):
                 break
         return code
     finally:
@@ -190,11 +194,23 @@ async def _host(args: argparse.Namespace, me_name: str,
         await hosted.close()
 
 
+def _lobby_screen(args: argparse.Namespace,
+                  opening: str) -> tuple[LobbyScreen, asyncio.Task[None]]:
+    """The host's lobby screen, up and saying ``opening`` (one per game: the table screen
+    takes the terminal in between)."""
+    rules = " · hidden money" if args.money == "hidden" else ""
+    screen = LobbyScreen(f"hosting {args.table}{rules}")
+    screen.show([("bold", opening)], "q cancel")
+    return screen, asyncio.create_task(screen.app.run_async())
+
+
 async def _one_game(hosted: HostedTable, args: argparse.Namespace, kind: str,
                     made: list[NetSession], screen: LobbyScreen | None,
-                    app: asyncio.Task[None] | None) -> tuple[int, str | None]:
+                    app: asyncio.Task[None] | None,
+                    again: bool = False) -> tuple[int, str | None]:
     """Seat, play and report the table's next game: ``(exit code, how it ended)``, the
-    latter None when the host closed the lobby."""
+    latter None when the host closed the lobby.  ``again``: the end screen offers "play
+    again" (a next game may follow)."""
     if args.headless:
         try:
             await hosted.wait_full(args.timeout)
@@ -234,7 +250,7 @@ async def _one_game(hosted: HostedTable, args: argparse.Namespace, kind: str,
                          words=setup.words, hidden_money=setup.params.hidden_money)
     made[:] = [session]  # the games before it ended: nothing of theirs to resume
     t0 = time.perf_counter()
-    result = await play_session(session, args)
+    result = await play_session(session, args, again=again)
     code = await report_game(session, args, args.table, setup.params.game_no,
                              time.perf_counter() - t0, result, "silkroad host")
     return code, result

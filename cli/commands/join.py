@@ -47,6 +47,7 @@ from p2p.front_door import (
     LobbyError,
     NoSuchTable,
     P2PError,
+    RotationRefused,
     StoreError,
     TableBrowser,
     TableHandle,
@@ -67,18 +68,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "  silkroad join 192.168.1.5:40123 --name Ann\n"
         "  silkroad join --resume games/peers/3fa1c2d4e5f60718-6777b308  (a LAN seat)\n"
         "  silkroad join --resume games/peers/seat0/3fa1c2d4e5f60718      (silkroad play)\n"
-        "  silkroad join 192.168.1.5:40123 --headless --games 5   (a host's series)",
+        "  silkroad join 192.168.1.5:40123 --headless --games 5   (a host's series)\n"
+        "  silkroad join 'Friday tea'   (n on the end screen: play the host's next game)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     j.add_argument("target", nargs="?", default=None, metavar="TABLE|HOST:PORT")
     j.add_argument("--code", default=None, help="the table's join code")
     j.add_argument("--resume", metavar="FOLDER", default=None,
                    help="rejoin a game this seat was playing (its game folder)")
     j.add_argument("--json", action="store_true", help="with --headless: JSON lines only")
-    j.add_argument("--games", type=int, default=1, metavar="N",
-                   help="with --headless: stay for up to N games of the host's series "
-                   "(silkroad host --games): after each game this seat joins the same "
+    j.add_argument("--games", type=int, default=None, metavar="N",
+                   help="stay for up to N games of the host's series (silkroad host "
+                   "--games, or its 'play again'): after a game this seat joins the same "
                    "host again, with the same key; when the host opens no next game the "
-                   "series ends there (default 1)")
+                   "series ends there. With --headless every game follows by itself "
+                   "(default 1); at the table screen the end screen offers 'n' play "
+                   f"again (default up to {MAX_SERIES} games)")
     common_options(j)
     j.set_defaults(func=run_join)
 
@@ -94,11 +98,12 @@ def run_join(args: argparse.Namespace) -> int:
         return fail("join", "give either a table or --resume FOLDER, not both", EXIT_USAGE)
     if args.headless and not args.target and not args.resume:
         return fail("join", "--headless needs a table name or HOST:PORT", EXIT_USAGE)
-    if not 1 <= args.games <= MAX_SERIES:
+    if args.games is not None and not 1 <= args.games <= MAX_SERIES:
         return fail("join", f"--games must be 1..{MAX_SERIES}, not {args.games}", EXIT_USAGE)
-    if args.games > 1 and (not args.headless or args.resume):
-        return fail("join", "--games N (a series) needs --headless and a table, not "
-                    "--resume", EXIT_USAGE)
+    if args.games is not None and args.games > 1 and args.resume:
+        return fail("join", "--games N (a series) needs a table, not --resume", EXIT_USAGE)
+    if args.games is None:  # headless: one game; the table screen: play again at the end
+        args.games = 1 if args.headless or args.resume else MAX_SERIES
     made: list[NetSession] = []
     try:
         code = asyncio.run(_join(args, made))
@@ -133,17 +138,20 @@ async def _join(args: argparse.Namespace, made: list[NetSession]) -> int | None:
                                  "silkroad join")
     seat = await JoiningSeat(name=_human_name(args.player), interface=args.interface).open()
     try:
-        target = split_target(args.target) if args.target else None
+        target: TableInfo | tuple[str, int] | None = \
+            split_target(args.target) if args.target else None
         code = EXIT_OK
         for game_no in range(1, args.games + 1):
             got = await _seat_at(seat, args, target, again=game_no > 1)
             if got is None:
                 return None if game_no == 1 else code
             setup, label, target = got
-            session, result = await _play(seat, setup, args, kind, agent, made)
+            session, result = await _play(seat, setup, args, kind, agent, made,
+                                          again=game_no < args.games)
             code = await report_game(session, args, label, setup.params.game_no,
                                      session_wall(session), result, "silkroad join")
-            if code != EXIT_OK or result == "quit":
+            # headless follows every game asked for; at the screen the player chose
+            if code != EXIT_OK or result != ("over" if args.headless else "again"):
                 break
         return code
     finally:
@@ -156,13 +164,21 @@ def session_wall(session: NetSession) -> float:
 
 
 async def _seat_at(seat: JoiningSeat, args: argparse.Namespace,
-                   target: tuple[str, int] | None, *, again: bool
-                   ) -> tuple[GameSetup, str, tuple[str, int] | None] | None:
+                   target: TableInfo | tuple[str, int] | None, *, again: bool
+                   ) -> tuple[GameSetup, str, TableInfo | tuple[str, int]] | None:
     """Take the seat (the lobby screen, or headless straight to ``target``); ``again``:
-    the host's next game, where a host that opens none ends the series (None)."""
+    the host's next game, where a host that opens none ends the series (None), and a host
+    that does not rotate the first leader is refused (:class:`RotationRefused`)."""
     if not args.headless:
-        got = await join_lobby(seat, args, target)
-        return None if got is None else (*got, target)
+        try:
+            return await join_lobby(seat, args, target, again=again)
+        except RotationRefused as exc:
+            raise Abort(explain(exc.reason, args)) from None
+        except LobbyError as exc:  # only for ``again`` (join_lobby): the series is over
+            print(f"The host opened no next game ({exc.reason}); the series is over.")
+            return None
+    if isinstance(target, TableInfo):
+        target = (target.host, target.port)
     if target is None:
         try:
             info = await find_table(args.interface, args.target, min(args.timeout, 10.0))
@@ -171,6 +187,8 @@ async def _seat_at(seat: JoiningSeat, args: argparse.Namespace,
         target = (info.host, info.port)
     try:
         setup = await seat.join(target, code=args.code, timeout=args.timeout, again=again)
+    except RotationRefused as exc:
+        raise Abort(explain(exc.reason, args)) from None
     except LobbyError as exc:
         if not again:
             raise Abort(explain(exc.reason, args)) from None
@@ -183,8 +201,10 @@ async def _seat_at(seat: JoiningSeat, args: argparse.Namespace,
 
 
 async def _play(seat: JoiningSeat, setup: GameSetup, args: argparse.Namespace, kind: str,
-                agent: Agent | None, made: list[NetSession]) -> tuple[NetSession, str]:
-    """Play one seated game at this seat to its end (or until the player leaves)."""
+                agent: Agent | None, made: list[NetSession],
+                again: bool = False) -> tuple[NetSession, str]:
+    """Play one seated game at this seat to its end (or until the player leaves);
+    ``again``: the end screen offers "play again" (the host's next game)."""
     say(args, event="seated", seat=setup.my_seat, words=list(setup.words),
         players=[e.name for e in setup.roster], money=setup.params.money,
         **({"game": setup.params.game_no} if args.games > 1 else {}))
@@ -200,7 +220,7 @@ async def _play(seat: JoiningSeat, setup: GameSetup, args: argparse.Namespace, k
                          with_agent(runner) if args.headless else runner,
                          words=setup.words, hidden_money=setup.params.hidden_money)
     made[:] = [session]  # the games before it ended: nothing of theirs to resume
-    return session, await play_session(session, args)
+    return session, await play_session(session, args, again=again)
 
 
 async def _resume(args: argparse.Namespace, agent: Agent | None,
@@ -229,10 +249,15 @@ async def _resume(args: argparse.Namespace, agent: Agent | None,
 
 
 async def join_lobby(seat: JoiningSeat, args: argparse.Namespace,
-                     target: tuple[str, int] | None,
-                     screen: LobbyScreen | None = None) -> tuple[GameSetup, str] | None:
+                     target: TableInfo | tuple[str, int] | None,
+                     screen: LobbyScreen | None = None, *, again: bool = False
+                     ) -> tuple[GameSetup, str, TableInfo | tuple[str, int]] | None:
     """The joiner's lobby screen: pick a table, give the code, watch the seats fill, compare
-    the words.  ``screen`` is for tests.  Only tables ``seat.match`` accepts are listed."""
+    the words; returns the setup, the table's label and where it was joined (to dial again
+    for the host's next game).  ``screen`` is for tests.  Only tables ``seat.match``
+    accepts are listed.  ``again``: the host's next game at ``target``; a refusal is
+    raised as the :class:`LobbyError` it is (the caller tells the series' end from a
+    refused rotation), and the code that let us in the first time is given again."""
     screen = screen or LobbyScreen("lobby")
     mine = seat.listener.identity.fingerprint[:8]
     app = asyncio.create_task(screen.app.run_async())
@@ -245,6 +270,8 @@ async def join_lobby(seat: JoiningSeat, args: argparse.Namespace,
                     if info is None:
                         return None
                     where, label, need_code = info, info.ad.name, info.ad.code_required
+                elif isinstance(target, TableInfo):  # the same table, for its next game
+                    where, label, need_code = target, target.ad.name, False
                 else:
                     where, label = target, f"{target[0]}:{target[1]}"
                     need_code = False  # a direct join learns of a code by being refused
@@ -266,7 +293,7 @@ async def join_lobby(seat: JoiningSeat, args: argparse.Namespace,
 
                 screen.show([("bold", f"Joining {label}…")], "q cancel")
                 joining = asyncio.create_task(seat.join(where, code=code, timeout=args.timeout,
-                                                        on_lobby=on_lobby))
+                                                        on_lobby=on_lobby, again=again))
                 while True:
                     asked = asyncio.create_task(screen.inbox.get())
                     done, _ = await asyncio.wait({joining, asked},
@@ -282,9 +309,12 @@ async def join_lobby(seat: JoiningSeat, args: argparse.Namespace,
                 exc = joining.exception()
                 if exc is None:
                     setup = joining.result()
+                    args.code = code  # the series' next game is dialled with it again
                     if not await show_words(screen, setup.words):
                         return None
-                    return setup, label
+                    return setup, label, where
+                if again and isinstance(exc, LobbyError):
+                    raise exc
                 reason = exc.reason if isinstance(exc, P2PError) else str(exc)
                 if target is not None:
                     raise Abort(explain(reason, args))

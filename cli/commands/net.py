@@ -160,13 +160,15 @@ def with_agent(runner: Runner) -> Runner:
     return run
 
 
-async def play_session(session: NetSession, args: argparse.Namespace) -> str:
-    """Run the table screen (or headless to the end); always leave the table cleanly."""
+async def play_session(session: NetSession, args: argparse.Namespace,
+                       again: bool = False) -> str:
+    """Run the table screen (or headless to the end); always leave the table cleanly.
+    ``again``: the end screen offers "play again" (the result is then "again")."""
     try:
         if args.headless:
             await session.play_to_end()
             return "over"
-        return await run_table(session)
+        return await run_table(session, again=again)
     finally:
         await session.close()
 
@@ -202,9 +204,11 @@ async def close_screen(screen: LobbyScreen, app: asyncio.Task[None] | None) -> N
 
 def series_transcript(args: argparse.Namespace, label: str, game_no: int) -> Path:
     """Where game ``game_no``'s transcript is copied: the usual path, and in a series
-    (``--games`` > 1) with ``-gN`` before the suffix, so no game overwrites another."""
+    with ``-gN`` before the suffix, so no game overwrites another.  At the table screen
+    the series is decided game by game ("play again"), so its first game keeps the usual
+    path; a headless series (``--games`` > 1) numbers every game."""
     path = transcript_path(args, label)
-    if args.games == 1:
+    if game_no == 1 and (args.games == 1 or not args.headless):
         return path
     return path.with_name(f"{path.stem}-g{game_no}{path.suffix}")
 

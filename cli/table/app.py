@@ -70,7 +70,9 @@ __all__ = ["KEYS", "MIN_SIZE", "PANEL_MIN", "TableApp", "passed_cities", "run_ta
 
 
 class TableApp(TableView):
-    """The table screen for one seat. ``result`` is "over" or "quit" after it exits."""
+    """The table screen for one seat. ``result`` is "over" or "quit" after it exits, or
+    "again" when the player chose to play the table's next game (``again``: offered on the
+    end screen, for a host's or joiner's series)."""
 
     def __init__(
         self,
@@ -78,8 +80,13 @@ class TableApp(TableView):
         input: Input | None = None,
         output: Output | None = None,
         hidden_money: bool | None = None,
+        again: bool = False,
     ) -> None:
         self.session = session
+        #: the end screen offers "play again" (the table's next game; the caller plays it)
+        self.again = again
+        #: the series so far at this table ("Series after 2 games: …"), on the end screen
+        self.series_line: str | None = None
         self._hidden_money = hidden_money
         self.log: list[str] = []
         self.seen = 0  # log lines before my last action (newer ones are highlighted)
@@ -230,6 +237,8 @@ class TableApp(TableView):
             self.gone.clear()
             if isinstance(self.session, AuditedTable):
                 self.session.start_verdict()  # the verdict comes while the scores show
+            line = getattr(self.session, "series_line", None)
+            self.series_line = line() if callable(line) else None
         elif isinstance(ev, Verdict):
             self.verdict = ev
         elif isinstance(ev, Talk):
@@ -505,6 +514,9 @@ class TableApp(TableView):
         if word in ("quit", "exit", "q"):
             self.ask_quit()
             return
+        if word in ("again", "play again", "n") and self.over:
+            self.play_again()
+            return
         if word == "abandon":
             self.ask_abandon()
             return
@@ -592,6 +604,18 @@ class TableApp(TableView):
         if not isinstance(s, NetworkTable) or not s.abandon():
             self.error = "the table has already stopped"
 
+    def can_play_again(self) -> bool:
+        """Whether "play again" is offered now: a game played to its end, at a table that
+        has a next game (a stopped table has none: its seats are not all coming back)."""
+        return self.again and self.over and self.fatal is None
+
+    def play_again(self) -> None:
+        """Leave the end screen for the table's next game (the caller seats it)."""
+        if self.can_play_again():
+            self.app.exit(result="again")
+        else:
+            self.error = "no next game here; press q to leave"
+
     def ask_quit(self) -> None:
         if self.over or self.fatal:
             self.app.exit(result="over" if self.over else "quit")
@@ -600,7 +624,7 @@ class TableApp(TableView):
 
     # --- running ------------------------------------------------------------------------------
     async def run(self) -> str:
-        """Start the session and the screen; returns "over" or "quit"."""
+        """Start the session and the screen; returns "over", "quit" or "again"."""
         await self.session.start()
 
         def pre_run() -> None:
@@ -638,5 +662,6 @@ def stale_status(status: Status, state: GameState, moved: bool) -> bool:
     return moved and text.startswith("Waiting") and (" s for " in text or " to play" in text)
 
 
-async def run_table(session: TableSession, hidden_money: bool | None = None) -> str:
-    return await TableApp(session, hidden_money=hidden_money).run()
+async def run_table(session: TableSession, hidden_money: bool | None = None,
+                    again: bool = False) -> str:
+    return await TableApp(session, hidden_money=hidden_money, again=again).run()

@@ -13,7 +13,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from cli.table.help_text import PAGES
 from cli.table.talk import QUICK
-from cli.table.view import KEYS
+from cli.table.view import AGAIN_KEY, KEYS
 
 if TYPE_CHECKING:
     from cli.table.view import TableView
@@ -91,6 +91,10 @@ def table_bindings(app: TableView) -> KeyBindings:
         app.overlay = None if app.overlay == "help" else "help"
         app.help_page = 0
         app.help_scroll = 0
+
+    @kb.add(AGAIN_KEY, filter=empty & Condition(lambda: app.can_play_again()))
+    def _again(event: KeyPressEvent) -> None:
+        app.play_again()
 
     @kb.add("q", filter=empty)
     @kb.add("c-q")

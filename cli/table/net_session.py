@@ -52,10 +52,12 @@ from engine.view import PlayerView
 from p2p.front_door import (
     DEFAULT_LAMBDA,
     HumanDecider,
+    StoreError,
     TableHandle,
     TableStopped,
     clean,
     play_local,
+    read_series,
 )
 
 POLL = 0.12
@@ -298,6 +300,20 @@ class NetSession:
     def folder(self) -> Path | None:
         """Our seat's game folder (its record so far; resume from it)."""
         return self.handle.folder
+
+    def series_line(self) -> str | None:
+        """The series at this table so far, as the end screen shows it ("Series after 2
+        games: Ann 2 wins, Bob 1"), from ``series.json`` in our game folder (written when
+        the game ended, before :class:`GameOver`); None when there is none or it cannot be
+        read (the report after the screen says why)."""
+        folder = self.folder
+        if folder is None:
+            return None
+        try:
+            record = read_series(folder)
+        except StoreError:
+            return None
+        return clean(record.line(), 200) if record is not None and record.games else None
 
     def stalled_on(self) -> tuple[str, tuple[int, ...]] | None:
         """What the table waits for and from whom (other seats) when it is really stuck

@@ -48,6 +48,8 @@ from engine.state import Phase
 MENU_ROWS = 3
 KEYS = "1234567890"
 SENDING = "⧗"
+AGAIN_KEY = "n"
+"""The end screen's "play again" key (the table's next game: same seats, a new game)."""
 """Marks a move on its way: picked and handed to the table, not played yet."""
 FIXED_ROWS = 1 + 1 + 2 + 1 + MENU_ROWS + 1
 """Screen lines that are not the map: header, banner, log (at least 2), title, menu and
@@ -100,11 +102,21 @@ class TableView(ABC):
     log_scroll: int
     end_note: tuple[str, ...]
     verdict: Verdict | None
+    series_line: str | None
     _hidden_money: bool | None
 
     def stalled(self) -> bool:
         """Whether to offer "abandon" (:meth:`cli.table.app.TableApp.stalled`)."""
         return False
+
+    def can_play_again(self) -> bool:
+        """Whether the end screen offers "play again"
+        (:meth:`cli.table.app.TableApp.can_play_again`)."""
+        return False
+
+    @abstractmethod
+    def play_again(self) -> None:
+        """Leave for the table's next game (:meth:`cli.table.app.TableApp.play_again`)."""
 
     @abstractmethod
     def entries(self) -> list[MenuEntry]:
@@ -320,6 +332,8 @@ class TableView(ABC):
                 style = "class:muted" if not v.done else (
                     "class:win" if v.fair else "class:error")
                 out.append((style, "\n  " + v.text + "\n"))
+            if self.series_line:
+                out.append(("class:log.me", "\n  " + self.series_line + "\n"))
             return out
         room, grow = self._map_room()
         return render_map(s, self.route, width=room, grow=grow, height=self._body_height(),
@@ -519,6 +533,9 @@ class TableView(ABC):
                     ("class:muted", "  on its way — the table is taking it")]
         entries = self.entries()
         if not entries:
+            if self.can_play_again():
+                return [("class:menu.key", f" {AGAIN_KEY} "), ("", "play again (same seats)"),
+                        ("class:muted", "   q: leave the table   ?: help   PgUp: the log")]
             if self.over or self.fatal:
                 return [("class:muted", " q: leave the table   ?: help   PgUp: the log")]
             return [("class:muted", " (nothing to do until it is your turn — ? shows the help)")]

@@ -81,6 +81,34 @@ class NextGame:
         return (self.previous_leader + 1) % players
 
 
+def rotation_refusal(record: SeriesRecord, game_no: int, first_leader: int | None,
+                     names: Sequence[str]) -> str | None:
+    """Why a seat refuses the host's next game, or None to accept it: the game's first
+    leader must be the seat after the first leader of the previous game *this seat played*
+    (:meth:`NextGame.first_leader`), read from its own record (``record``, the seat's
+    :class:`SeriesRecord`).  Why the seat checks it: the first leader is in the params the
+    host proposes, and a host that kept it (or picked its friend) would lead every game
+    first; only a seat that played game ``game_no``−1 knows which seat led it, so a
+    newcomer, or a seat that missed a game, takes the host's word like the variant."""
+    previous = next((g for g in reversed(record.games) if g.game_no == game_no - 1), None)
+    if game_no < 2 or previous is None:
+        return None
+    want: int | None = None  # the previous leader unknown: the coin picks, as at the host
+    if previous.first_leader is not None and previous.first_leader in previous.players:
+        want = (previous.players.index(previous.first_leader) + 1) % len(names)
+    if first_leader == want:
+        return None
+
+    def who(seat: int | None) -> str:
+        if seat is None:
+            return "the coin's pick"
+        return f"seat {seat} ({names[seat]})" if 0 <= seat < len(names) else f"seat {seat}"
+
+    return (f"the host's game {game_no} gives the first lead to {who(first_leader)}, but "
+            f"game {game_no - 1} began with {previous.first_leader or 'the coin'}: in a "
+            f"series the first lead passes to the next seat, {who(want)}")
+
+
 def first_leader_of(record: tuple[GameState, list[Any]] | None) -> int | None:
     """The first leader of a played game, from its first state and its actions
     (:meth:`p2p.handle.TableHandle.record`): the holder right after the seed."""
