@@ -8,8 +8,13 @@ signatures, every proof, decryption, engine replay), pool start-up included, the
 ``--repeat`` runs, with the CPU seconds spent here and in the workers; the verdicts of
 every worker count are printed too, and must be identical.
 
-Without ``--transcript`` a 6-seat game of bots (verified shuffles, as ``silkroad play``) is
-played first in a temporary folder, which takes about a minute on two cores. Wired to
+Every figure above is a cold audit, as ``silkroad audit FILE`` in a new process: the memory of
+passed checks (:mod:`crypto.remembered`) is emptied first. Without ``--transcript`` a 6-seat
+game of bots (verified shuffles, as ``silkroad play``) is played first in a temporary folder,
+which takes about a minute on two cores; seat 0 plays in this process and audits its folder
+ahead as the game goes, as a seat's table screen does (:mod:`p2p.audit_ahead`), so the
+bench also times the audit at the game's end (``warm``) -- from the game's end to its
+verdict. Wired to
 ``silkroad bench audit``. The figures depend on the machine and its load: say which.
 """
 
@@ -26,17 +31,42 @@ import time
 from pathlib import Path
 from typing import Any
 
-from crypto import parallel
+from crypto import parallel, remembered
 from crypto import shuffle as sh
+from p2p.audit_ahead import AuditAhead
+from p2p.handle import TableHandle
 from p2p.judge.game_audit import audit_game, summary
 from p2p.local_table import run_local_game
 
 
-def make_game(folder: Path, players: int = 6, seed: int = 1) -> Path:
-    """Play one game of bot peers (each in its own process) and return its transcript."""
-    res = asyncio.run(run_local_game(players, "heuristic", seed, "verified", folder,
-                                     lam=sh.DEFAULT_LAMBDA, audit=False, bot_processes=True))
-    return Path(res.transcript)
+def make_game(folder: Path, players: int = 6, seed: int = 1
+              ) -> tuple[Path, dict[str, Any]]:
+    """Play one game of bot peers (seats 1… each in its own process, seat 0 here, audited
+    ahead as a seat's screen does: :class:`p2p.audit_ahead.AuditAhead`); its transcript, and
+    the figures of the verdict at its end (``warm``)."""
+
+    async def play() -> tuple[Path, dict[str, Any]]:
+        handle = TableHandle()
+        ahead = AuditAhead(None)
+
+        def on_step(*_: object) -> None:
+            if ahead.folder is None and handle.folder is not None:
+                ahead.folder = Path(handle.folder)
+            ahead.on_step()
+
+        handle.subscribe(on_step)
+        res = await run_local_game(players, "heuristic", seed, "verified", folder,
+                                   lam=sh.DEFAULT_LAMBDA, audit=False, bot_processes=True,
+                                   handle=handle)
+        t0, c0 = time.perf_counter(), time.process_time()
+        report = await ahead.audit(res.transcript)
+        warm = {"wall_s": round(time.perf_counter() - t0, 3),
+                "cpu_here_s": round(time.process_time() - c0, 3), "passes": ahead.passes,
+                "steps": ahead.steps, "verdict": summary(report).get("status"),
+                "remembered": remembered.stats()}
+        return Path(res.transcript), warm
+
+    return asyncio.run(play())
 
 
 def _children_cpu() -> float:
@@ -47,7 +77,9 @@ def _children_cpu() -> float:
 def time_audit(path: Path, processes: int) -> tuple[dict[str, float], dict[str, Any]]:
     """One audit of ``path`` with ``processes`` checking processes: wall seconds, CPU seconds
     of this process and of the workers (counted once they have exited), and the summary.
-    On a machine others are loading, the CPU split shows what the wall time cannot."""
+    On a machine others are loading, the CPU split shows what the wall time cannot.  It
+    starts cold: nothing remembered (:mod:`crypto.remembered`), as in a new process."""
+    remembered.forget()
     t0, c0, w0 = time.perf_counter(), time.process_time(), _children_cpu()
     with parallel.workers(processes):
         report = audit_game(path)
@@ -96,8 +128,10 @@ def main(argv: list[str] | None = None) -> int:
         path = a.transcript
         if path is None:
             print("playing a 6-seat game to audit…", file=sys.stderr)
-            path = make_game(Path(tmp))
+            path, warm = make_game(Path(tmp))
         res = run(path, counts, a.repeat)
+        if a.transcript is None:
+            res["warm"] = warm
     if a.json:
         print(json.dumps(res, indent=2))
         return 0
@@ -107,6 +141,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {n} process{'es' if n != '1' else ''}: {r['wall_s']:6.2f} s wall   "
               f"cpu {r['cpu_here_s']:.2f} s here + {r['cpu_workers_s']:.2f} s in workers   "
               f"({r['verdict']})")
+    if "warm" in res:
+        w = res["warm"]
+        print(f"  the verdict at the game's end (audited ahead, 1 process): {w['wall_s']:6.2f} s "
+              f"wall   cpu {w['cpu_here_s']:.2f} s   ({w['verdict']}; {w['passes']} passes "
+              f"over {w['steps']} steps; {w['remembered']['hits']} checks from memory)")
     print("  verdicts identical: " + ("yes" if res["identical_verdicts"] else "NO"))
     return 0 if res["identical_verdicts"] else 1
 

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
+from . import remembered
 from .errors import CryptoError, InvalidPoint, InvalidScalar, MalformedInput, ProofInvalid
 
 R = TypeVar("R")
@@ -129,6 +130,27 @@ class Workers:
             ) -> tuple[list[R], Failure | None]:
         """``fn(*item)`` for every item: the results in order up to the first failure, and
         that failure (see the module docstring for why this is deterministic)."""
+        if remembered.is_remembered(fn):
+            return self._run_unremembered(fn, items)
+        return self._run(fn, items)
+
+    def _run_unremembered(self, fn: Callable[..., R], items: Sequence[tuple[Any, ...]]
+                          ) -> tuple[list[R], Failure | None]:
+        """:meth:`run` of a :func:`crypto.remembered.remembered` check: the items that passed
+        before are taken from memory, the others are checked (and remembered when they
+        pass). A remembered item passed, so the first failure is the same one."""
+        known = [remembered.lookup(fn, item) for item in items]
+        todo = [k for k, (hit, _v) in enumerate(known) if not hit]
+        res, fail = self._run(fn, [items[k] for k in todo])
+        for k, value in zip(todo, res, strict=False):
+            remembered.record(fn, items[k], value)
+        stop = len(items) if fail is None else todo[fail[0]]
+        got = iter(res)
+        out = [known[k][1] if known[k][0] else next(got) for k in range(stop)]
+        return out, None if fail is None else (stop, fail[1])
+
+    def _run(self, fn: Callable[..., R], items: Sequence[tuple[Any, ...]]
+             ) -> tuple[list[R], Failure | None]:
         n = len(items)
         parts = min(len(self._conns) + 1, n // MIN_CHUNK)
         if parts <= 1:

@@ -9,6 +9,7 @@ cannot be copied from another game or seat — rules that out.
 from __future__ import annotations
 
 from . import group as g
+from . import remembered
 from .errors import MalformedInput, ProofInvalid
 
 TAG = "schnorr-key"
@@ -25,6 +26,7 @@ def prove_key(x: g.Scalar, y: g.Point, game_id: bytes, party: int) -> list[bytes
     return [g.encode_scalar(c), g.encode_scalar(z)]
 
 
+@remembered.remembered
 def verify_key(y: g.Point, proof: object, game_id: bytes, party: int) -> None:
     """Check a key proof: return if it holds, raise :class:`ProofInvalid` if not (the
     convention of every ``verify``); ``y`` must already be validated; a malformed proof

@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from . import group as g
-from . import twproof
+from . import remembered, twproof
 from .elgamal import Ciphertext, reencrypt
 from .errors import MalformedInput, ProofInvalid
 
@@ -319,7 +319,14 @@ def verify(
     """Check a proof against validated decks: return if valid, else raise
     :class:`ProofInvalid` with the reason. A weak λ is refused (:class:`LambdaRefused`):
     no number of rounds below the floor makes a proof worth accepting."""
-    check_lambda(lam)
+    check_lambda(lam)  # the floor is this process's setting: checked on every call
+    _verify_rounds(inp, out, proof, joint_key, context, lam)
+
+
+@remembered.remembered
+def _verify_rounds(inp: Sequence[Ciphertext], out: Sequence[Ciphertext], proof: object,
+                   joint_key: g.Point, context: Sequence[object], lam: int) -> None:
+    """:func:`verify` once λ is accepted: a pure function of its arguments."""
     n = len(inp)
     if len(out) != n:
         raise ProofInvalid(f"output has {len(out)} tokens, input has {n}")
@@ -386,6 +393,7 @@ def verify_kind(kind: str, inp: Sequence[Ciphertext], out: Sequence[Ciphertext],
         verify(inp, out, proof, joint_key, context, lam)
 
 
+@remembered.remembered
 def check_witness(
     inp: Sequence[Ciphertext], out: Sequence[Ciphertext], w: Witness, joint_key: g.Point
 ) -> None:

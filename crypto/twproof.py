@@ -46,7 +46,7 @@ from nacl import bindings as _nb
 from nacl import exceptions as _nexc
 
 from . import group as g
-from . import parallel
+from . import parallel, remembered
 from .elgamal import Ciphertext
 from .errors import InvalidPoint, MalformedInput, ProofInvalid
 
@@ -212,6 +212,7 @@ def _scalars(obj: object, n: int, what: str) -> list[int]:
     return [g.decode_scalar(s, what) for s in obj]
 
 
+@remembered.remembered
 def verify(inp: Sequence[Ciphertext], out: Sequence[Ciphertext], proof: object,
            joint: g.Point, context: Sequence[object]) -> None:
     """Check a proof: return if valid, else raise :class:`ProofInvalid` with the reason.

@@ -36,6 +36,7 @@ from crypto.parallel import workers
 from crypto.shuffle import DEFAULT_LAMBDA
 from engine.bots import make_bot
 
+from .audit_ahead import AuditAhead
 from .errors import LobbyError, P2PError, ProtocolError
 from .game import MAX_SERIES, MONEY_MODES, GameParams, GameSetup
 from .handle import TableHandle
@@ -90,7 +91,8 @@ from .table import Agent, HumanDecider, TableResult, TableStopped
 
 __all__ = [  # the CLI's names: this module's own and those re-exported for it
     "AUTO", "BOT_ABANDON", "BOT_FINISH", "CERTIFIED", "DEFAULT_LAMBDA", "EXPORT_MAGIC",
-    "MAX_SERIES", "MONEY_MODES", "UNFAIR", "UNREADABLE", "Agent", "GameAuditReport", "GameSetup",
+    "MAX_SERIES", "MONEY_MODES", "UNFAIR", "UNREADABLE", "Agent", "AuditAhead",
+    "GameAuditReport", "GameSetup",
     "HostedTable", "HumanDecider", "JoiningSeat", "LobbyError", "NoSuchTable", "P2PError",
     "RosterEntry", "RotationRefused", "SeatRecord", "SeriesRecord", "StoreError",
     "TableBrowser", "TableHandle", "TableInfo", "TableStopped", "audit_folder", "audit_game",

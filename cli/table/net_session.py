@@ -51,6 +51,7 @@ from engine.state import GameState, Phase, make_config
 from engine.view import PlayerView
 from p2p.front_door import (
     DEFAULT_LAMBDA,
+    AuditAhead,
     HumanDecider,
     StoreError,
     TableHandle,
@@ -168,6 +169,9 @@ class NetSession:
         #: ``verdict`` and ``exit_code`` of ``silkroad audit``): finish_report reuses it
         self.verdict: dict[str, object] | None = None
         self._verdict_task: asyncio.Task[None] | None = None
+        #: our folder audited aside as the game goes (made at the first step, when the
+        #: folder is known), so the verdict at the end reuses its checks
+        self._ahead: AuditAhead | None = None
         self.stopped: TableStopped | None = None
         self.error: str | None = None
         self.finished = asyncio.Event()
@@ -270,6 +274,8 @@ class NetSession:
     async def _audit(self, path: Path) -> None:
         t0 = time.perf_counter()
         try:
+            if self._ahead is not None:  # its checks are remembered: the audit reuses them
+                await self._ahead.settle()
             out = await asyncio.to_thread(audit_summary, path)
         except Exception as exc:  # an unreadable file: say so, the report audits again
             self._emit(Verdict(f"The audit failed: {clean(str(exc))}", fair=False))
@@ -369,6 +375,10 @@ class NetSession:
         return lines
 
     def _on_step(self, a: Action) -> None:
+        if self._ahead is None and self.handle.folder is not None:
+            self._ahead = AuditAhead(self.handle.folder)
+        if self._ahead is not None:
+            self._ahead.on_step()  # the audit goes on aside: the verdict comes at the end
         past: list[str] = []
         if self.handle.step != self._told + 1 and self.handle.step > 1:
             past = self._retell()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from .. import dleq, parallel
+from .. import dleq, parallel, remembered
 from .. import group as g
 from ..elgamal import Ciphertext
 from ..errors import CheatDetected, MalformedInput, ProofInvalid, ProtocolStateError
@@ -104,6 +104,7 @@ def known_secret(op: Op, party: int) -> int | None:
     return x if checked[party] else None
 
 
+@remembered.dispatcher
 def _check(fn: Callable[..., object], args: tuple[Any, ...]) -> object:
     """Worker entry: run one check ``fn(*args)`` (both are picklable module-level names)."""
     return fn(*args)

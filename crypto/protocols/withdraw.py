@@ -38,7 +38,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from .. import dleq, parallel
+from .. import dleq, parallel, remembered
 from .. import group as g
 from ..errors import (
     CheatDetected,
@@ -52,6 +52,7 @@ from .base import Op, Step, StepHandlers, check_int, check_list
 from .shares import check_shares, known_secret, make_shares, verify_share
 
 
+@remembered.remembered
 def _verify_and_add(a: bytes, a2: bytes, q: bytes, q2: bytes, proof: object,
                     context: list[object], za: bytes, zq: bytes) -> tuple[bytes, bytes]:
     """An observer's step for one blinded pair: its proof, then ``Z + (A', Q')`` (both points

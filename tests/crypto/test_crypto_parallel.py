@@ -11,7 +11,7 @@ import pytest
 from crypto_testkit import dealt_bus
 from test_crypto_deferred import WrongPShare, _bag_labels, _blinder
 
-from crypto import dleq, parallel
+from crypto import dleq, parallel, remembered
 from crypto import group as g
 from crypto import shuffle as sh
 from crypto.audit import audit
@@ -244,6 +244,7 @@ def test_known_key_shares_save_multiplications(monkeypatch: pytest.MonkeyPatch) 
     counts = []
     for secrets in (None, xs):
         calls["n"] = 0
+        remembered.forget()  # the second run must not reuse the first's checks
         assert _observe(bus, secrets).startswith("ok")
         counts.append(calls["n"])
     # per share 3 -> 2 multiplications, per batched share 2 -> 1

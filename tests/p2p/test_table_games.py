@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from table_kit import finished, play_tables, run
 
+from crypto import remembered
 from engine.actions import Action
 from engine.view import PlayerView
-from p2p.judge.game_audit import EXIT_FAIR, audit_game
+from p2p.judge.game_audit import EXIT_FAIR, audit_game, summary
 from p2p.store import read_export
 
 
@@ -47,8 +48,20 @@ def test_larger_tables(tmp_path: Path, players: int) -> None:
 
 @pytest.mark.timeout(200)
 def test_verified_shuffle_game(tmp_path: Path) -> None:
+    """Also: the audit right after the game, in the process whose tables checked every proof
+    live, takes those checks from memory (crypto.remembered) and says exactly what a cold
+    audit (``silkroad audit`` in a new process) says."""
+    remembered.forget()
     _peers, results = run(lambda: play_tables(tmp_path, 3, mode="verified", seed=7), timeout=150)
     _check_game(results, 3)
+    export = finished(results)[0].export
+    hits = remembered.stats()["hits"]
+    warm = summary(audit_game(export))
+    assert remembered.stats()["hits"] > hits
+    remembered.forget()
+    cold = summary(audit_game(export))
+    assert remembered.stats()["hits"] == 0
+    assert warm == cold
 
 
 @pytest.mark.timeout(150)

@@ -1,0 +1,190 @@
+"""A bounded memory of the proof checks that passed in this process, so a verdict need
+not redo them.
+
+Why: a seat's table checks every proof the other seats send as the game goes; the audit of
+its own transcript when the game ends runs the same checks over the very same bytes (one
+judge, live and offline). Remembering which checks passed lets that audit take the live
+result instead of redoing most of the scalar multiplications, so the end screen can show
+the verdict moments after the last close. ``silkroad audit`` in a fresh process starts with
+an empty memory and checks everything.
+
+Why a hit gives the same verdict: a check is a pure function of its arguments (module-level,
+no state: the same contract :mod:`crypto.parallel` relies on), and the key is SHA-256 over
+the check's qualified name and an injective encoding of every argument. Only successes are
+kept (with their return value); a check that raises is not remembered, so it raises again.
+Arguments of a type the encoding does not know are not remembered either: the check runs.
+
+The memory holds at most :data:`LIMIT` entries (least recently used go first), whatever
+the network sends: a key is 32 bytes and the values are small (None, a bool, two points).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import inspect
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Most checks remembered at once (a 6-seat game makes about 20,000).
+LIMIT = 100_000
+
+_memory: OrderedDict[bytes, Any] = OrderedDict()
+_lock = threading.Lock()
+_counts = {"hits": 0, "misses": 0}
+_misses: dict[str, int] = {}  # by check, for a benchmark to say what was not remembered
+
+
+class _Unknown(Exception):
+    """An argument the encoding does not know: the check is not remembered."""
+
+
+def _encode(obj: Any, out: list[bytes]) -> None:
+    """Append an injective, type-tagged encoding of ``obj`` (lengths prefixed)."""
+    t = type(obj)  # exact types: a subclass may behave otherwise, so it is not remembered
+    if obj is None or t is bool:
+        out.append(b"n" if obj is None else (b"T" if obj else b"F"))
+    elif t is int:
+        raw = obj.to_bytes((obj.bit_length() + 8) // 8 or 1, "big", signed=True)
+        out.append(b"i" + len(raw).to_bytes(4, "big") + raw)
+    elif t is bytes:
+        out.append(b"b" + len(obj).to_bytes(4, "big") + obj)
+    elif t is str:
+        raw = obj.encode("utf-8", "surrogatepass")
+        out.append(b"s" + len(raw).to_bytes(4, "big") + raw)
+    elif t is list or t is tuple:  # told apart: a check may accept only one
+        out.append((b"l" if t is list else b"t") + len(obj).to_bytes(4, "big"))
+        for x in obj:
+            if type(x) is bytes:  # the common case (points), inline
+                out.append(b"b" + len(x).to_bytes(4, "big") + x)
+            else:
+                _encode(x, out)
+    elif _module_level(obj):  # a check passed to a dispatcher: its name is its behaviour
+        fn = getattr(obj, "__wrapped__", obj)
+        _encode(f"{fn.__module__}.{fn.__qualname__}", out)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        _encode(type(obj).__qualname__, out)
+        _encode([getattr(obj, f.name) for f in dataclasses.fields(obj)], out)
+    else:
+        raise _Unknown(type(obj).__name__)
+
+
+def _module_level(obj: Any) -> bool:
+    """Whether ``obj`` is a plain function its module names (not a closure, lambda or
+    bound method, whose behaviour its name does not fix)."""
+    if not inspect.isfunction(obj):
+        return False
+    module = sys.modules.get(obj.__module__)
+    return module is not None and "." not in obj.__qualname__ and \
+        getattr(module, obj.__qualname__, None) is obj
+
+
+def _key(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> bytes | None:
+    out = [f"{fn.__module__}.{fn.__qualname__}".encode()]
+    try:
+        _encode(list(args), out)
+        _encode(sorted(kwargs.items()), out)
+    except _Unknown:
+        return None
+    return hashlib.sha256(b"".join(out)).digest()
+
+
+def _target(fn: Callable[..., Any], args: Sequence[Any]
+            ) -> tuple[Callable[..., Any], Sequence[Any]] | None:
+    """The remembered check a call of ``fn(*args)`` makes, and its arguments (a
+    :func:`dispatcher` calls ``args[0](*args[1])``); None if it is not one."""
+    if getattr(fn, "__dispatches__", False):
+        if len(args) != 2 or not is_remembered(args[0]) or not isinstance(args[1], tuple):
+            return None
+        fn, args = args
+    return getattr(fn, "__wrapped__", fn), args
+
+
+def lookup(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[bool, Any]:
+    """``(True, what the check returned)`` if ``fn(*args)`` passed before, else
+    ``(False, None)``; ``fn`` is a :func:`remembered` check or a :func:`dispatcher`."""
+    target = _target(fn, args)
+    key = None if target is None else _key(target[0], target[1], {})
+    with _lock:
+        if key is not None and key in _memory:
+            _memory.move_to_end(key)
+            _counts["hits"] += 1
+            return True, _memory[key]
+        _counts["misses"] += 1
+    return False, None
+
+
+def record(fn: Callable[..., Any], args: Sequence[Any], result: Any,
+           kwargs: dict[str, Any] | None = None) -> None:
+    """Remember that ``fn(*args, **kwargs)`` passed and returned ``result``."""
+    target = _target(fn, args)
+    key = None if target is None else _key(target[0], target[1], kwargs or {})
+    if key is None:
+        return
+    with _lock:
+        _memory[key] = result
+        _memory.move_to_end(key)
+        while len(_memory) > LIMIT:
+            _memory.popitem(last=False)
+
+
+def is_remembered(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` is a check decorated with :func:`remembered`."""
+    return bool(getattr(fn, "__remembered__", False))
+
+
+def remembered(fn: F) -> F:
+    """Decorate a pure check: a call that passed before returns what it returned then."""
+
+    @functools.wraps(fn)
+    def check(*args: Any, **kwargs: Any) -> Any:
+        key = _key(fn, args, kwargs)
+        if key is not None:
+            with _lock:
+                if key in _memory:
+                    _memory.move_to_end(key)
+                    _counts["hits"] += 1
+                    return _memory[key]
+                _counts["misses"] += 1
+                _misses[fn.__qualname__] = _misses.get(fn.__qualname__, 0) + 1
+        result = fn(*args, **kwargs)
+        if key is not None:
+            record(fn, args, result, kwargs)
+        return result
+
+    check.__remembered__ = True  # type: ignore[attr-defined]
+    return cast(F, check)
+
+
+def dispatcher(fn: F) -> F:
+    """Mark ``fn(check, args)``, which only calls ``check(*args)`` (a worker's entry point),
+    so :mod:`crypto.parallel` looks up and records the remembered ``check`` itself."""
+    fn.__remembered__ = True  # type: ignore[attr-defined]
+    fn.__dispatches__ = True  # type: ignore[attr-defined]
+    return fn
+
+
+def forget() -> None:
+    """Empty the memory and its counts (a benchmark's cold run; tests)."""
+    with _lock:
+        _memory.clear()
+        _counts["hits"] = _counts["misses"] = 0
+        _misses.clear()
+
+
+def stats() -> dict[str, int]:
+    """Hits, misses and entries so far (for benchmarks)."""
+    with _lock:
+        return {**_counts, "entries": len(_memory)}
+
+
+def misses_by_check() -> dict[str, int]:
+    """How many calls of each check ran (were not remembered) so far, in this process."""
+    with _lock:
+        return dict(sorted(_misses.items()))

@@ -1,0 +1,79 @@
+"""The audit done ahead while a seat plays (p2p.audit_ahead): passes over the seat's folder
+run as the game goes, and the audit at its end, which takes their checks from memory
+(crypto.remembered), says exactly what a cold audit of the same file says — for an honest
+game and for a file a cheater changed."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+import pytest
+from table_kit import LAM, run
+
+from bench import forge
+from crypto import remembered
+from p2p.audit_ahead import AuditAhead
+from p2p.handle import TableHandle
+from p2p.judge.game_audit import audit_game, summary
+from p2p.local_table import run_local_game
+
+
+async def _play_ahead(root: Path, every: int) -> tuple[Path, AuditAhead, dict[str, object]]:
+    handle = TableHandle()
+    ahead = AuditAhead(None, every=every)
+
+    def on_step(*_: object) -> None:
+        if ahead.folder is None and handle.folder is not None:
+            ahead.folder = Path(handle.folder)
+        ahead.on_step()
+
+    handle.subscribe(on_step)
+    res = await run_local_game(3, "heuristic", 4, "verified", root, lam=LAM, audit=False,
+                               handle=handle)
+    hits = remembered.stats()["hits"]
+    warm = summary(await ahead.audit(res.transcript))
+    assert remembered.stats()["hits"] > hits  # the end audit reused the passes' checks
+    return Path(res.transcript), ahead, warm
+
+
+@pytest.mark.timeout(300)
+def test_the_verdict_at_the_end_is_the_cold_audits(tmp_path: Path) -> None:
+    remembered.forget()
+    path, ahead, warm = run(lambda: _play_ahead(tmp_path, every=8), timeout=280)
+    assert ahead.passes >= 2 and ahead.steps > 8
+    assert warm["exit_code"] == 0, warm
+    remembered.forget()
+    assert summary(audit_game(path)) == warm
+
+
+
+@pytest.mark.timeout(400)
+def test_forged_files_get_the_same_verdict_with_the_honest_checks_remembered(
+        tmp_path: Path) -> None:
+    """The honest game's checks (live and its audit) are in memory when forged copies of it
+    are audited: each verdict, and the seat it names, is the cold audit's."""
+    remembered.forget()
+    honest = forge.make_honest_game(tmp_path / "honest", 3, "verified", seed=11)
+    rng = random.Random(2026)
+    paths = []
+    for k in range(6):
+        f = forge.forge(honest, rng.randrange(3), rng)
+        paths.append(f.write(tmp_path / f"forged-{k}.silkroad"))
+    warm = [summary(audit_game(p)) for p in paths]
+    assert remembered.stats()["hits"] > 0
+    for p, w in zip(paths, warm, strict=True):
+        remembered.forget()
+        assert summary(audit_game(p)) == w, p
+
+
+def test_a_pass_never_starts_without_a_folder_or_while_one_runs() -> None:
+    async def go() -> None:
+        ahead = AuditAhead(None, every=1)
+        for _ in range(5):
+            ahead.on_step()
+        assert ahead.passes == 0  # no folder yet: nothing to audit
+        await ahead.settle()
+
+    asyncio.run(go())
