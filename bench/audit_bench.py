@@ -39,11 +39,12 @@ from p2p.judge.game_audit import audit_game, summary
 from p2p.local_table import run_local_game
 
 
-def make_game(folder: Path, players: int = 6, seed: int = 1
+def make_game(folder: Path, players: int = 6, seed: int = 1, pace: float = 0.0
               ) -> tuple[Path, dict[str, Any]]:
     """Play one game of bot peers (seats 1… each in its own process, seat 0 here, audited
     ahead as a seat's screen does: :class:`p2p.audit_ahead.AuditAhead`); its transcript, and
-    the figures of the verdict at its end (``warm``)."""
+    the figures of the verdict at its end (``warm``).  ``pace``: seconds each bot waits
+    before a move (people think; bots alone leave the passes no time)."""
 
     async def play() -> tuple[Path, dict[str, Any]]:
         handle = TableHandle()
@@ -57,7 +58,7 @@ def make_game(folder: Path, players: int = 6, seed: int = 1
         handle.subscribe(on_step)
         res = await run_local_game(players, "heuristic", seed, "verified", folder,
                                    lam=sh.DEFAULT_LAMBDA, audit=False, bot_processes=True,
-                                   handle=handle)
+                                   handle=handle, pace=pace)
         t0, c0 = time.perf_counter(), time.process_time()
         report = await ahead.audit(res.transcript)
         warm = {"wall_s": round(time.perf_counter() - t0, 3),
@@ -116,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", default=f"1,{max(2, os.cpu_count() or 1)}",
                     help="comma-separated numbers of checking processes (default 1,<cores>)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per figure (the best counts)")
+    ap.add_argument("--pace", type=float, default=0.0,
+                    help="seconds each bot waits before a move in the played game (default "
+                    "0; a person's pace leaves the audit ahead time to keep up)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     try:
@@ -128,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         path = a.transcript
         if path is None:
             print("playing a 6-seat game to audit…", file=sys.stderr)
-            path, warm = make_game(Path(tmp))
+            path, warm = make_game(Path(tmp), pace=a.pace)
         res = run(path, counts, a.repeat)
         if a.transcript is None:
             res["warm"] = warm

@@ -29,9 +29,8 @@ Keys  1-9,0 pick a menu entry  + / - more entries  ←→↑↓ move  Enter pick
       bid 3, pass, sell-lead, keep, move samarkand, take 2, sell 2,
       buy 3, trade, decline, exchange silk>spice, done, steal bo,
       vizier spice, reveal 2, crook 0 silk, barterer, give bo, city kashgar
-      i inspect a city  ' talk ('gg)  F2 gg  F3 thinking…  F4 one more?
-      PgUp/PgDn/End log  Esc back  ? or F1 help  q or Ctrl-Q quit  a abandon
-      n play again (a LAN game's end screen: same seats, a new game)"""
+      i city info  ' talk  F2 gg  F3 thinking…  F4 one more?  n play again
+      PgUp/PgDn/End log  Esc back  ? or F1 help  q or Ctrl-Q quit  a abandon"""
 
 PAGES: tuple[tuple[str, str], ...] = (("Screen and keys", KEYS_PAGE), *HELP_PAGES)
 

@@ -48,9 +48,9 @@ from engine.state import Phase
 MENU_ROWS = 3
 KEYS = "1234567890"
 SENDING = "⧗"
+"""Marks a move on its way: picked and handed to the table, not played yet."""
 AGAIN_KEY = "n"
 """The end screen's "play again" key (the table's next game: same seats, a new game)."""
-"""Marks a move on its way: picked and handed to the table, not played yet."""
 FIXED_ROWS = 1 + 1 + 2 + 1 + MENU_ROWS + 1
 """Screen lines that are not the map: header, banner, log (at least 2), title, menu and
 the command line.  The map gets what is left (a tall board scrolls, see ``render_map``)."""
@@ -334,10 +334,32 @@ class TableView(ABC):
                 out.append((style, "\n  " + v.text + "\n"))
             if self.series_line:
                 out.append(("class:log.me", "\n  " + self.series_line + "\n"))
-            return out
+            out.extend(self._file_commands())
+            return out + self._end_map(sum(t.count("\n") for _, t, *_ in out))
         room, grow = self._map_room()
         return render_map(s, self.route, width=room, grow=grow, height=self._body_height(),
                           lines=self.road_lines())
+
+    def _file_commands(self) -> StyleAndTextTuples:
+        """The commands that audit and replay this game's transcript (a networked game's
+        export, in our folder), on the end screen."""
+        outcome = getattr(self.session, "outcome", None)
+        path = getattr(outcome, "transcript", None)
+        if path is None:
+            return []
+        return [("class:muted", f"\n  silkroad audit {path}\n  silkroad replay {path}\n")]
+
+    def _end_map(self, used: int) -> StyleAndTextTuples:
+        """The map with the caravan in its last city, under the scores, when the screen has
+        the rows for all of it (a tall terminal); nothing otherwise."""
+        s = self.session.view().state
+        room = self._height() - FIXED_ROWS - used - 1
+        plan = map_plan(s, self._width() - 1 - PANEL_MIN)
+        if room < len(plan.rows) + 1:
+            return []
+        width, grow = self._map_room()
+        return [("", "\n"), *render_map(s, self.route, width=width, grow=grow,
+                                          height=room - 1)]
 
     def _map_room(self) -> tuple[int, int]:
         """(columns the map may take, columns it may spread into): the players' panels

@@ -625,3 +625,36 @@ def test_vizier_title_says_which_colours_were_called() -> None:
     s.locked = [1, 4]
     title = decision_title(PlayerView(s, 0, {}), session.names, True, (0,))
     assert "each colour once: silk, spice already called" in title
+
+
+# --- the end screen ----------------------------------------------------------------------
+def _end_screen(columns: int, rows: int) -> str:
+    from types import SimpleNamespace
+
+    got: list[str] = []
+
+    async def body(inp: PipeInput) -> None:
+        session = make_session(4, 3, seat=None)  # all bots: played to the end at once
+        # a networked session's export (the view reads ``outcome.transcript``)
+        session.outcome = SimpleNamespace(  # type: ignore[attr-defined]
+            transcript=Path("games/peers/seat0/abc/game.silkroad"))
+        app = TableApp(session)
+        task = asyncio.create_task(app.run())
+        await until(lambda: app.over, timeout=10)
+        got.append("\n".join(screen_text(app, columns, rows)))
+        inp.send_text("q")
+        assert await asyncio.wait_for(task, 5) == "over"
+        await session.close()
+
+    _run(body, columns, rows)
+    return got[0]
+
+
+def test_the_end_screen_fits_80x24_and_uses_the_room_of_120x40() -> None:
+    small, tall = _end_screen(80, 24), _end_screen(120, 40)
+    for text in (small, tall):
+        assert "Final scores" in text and "★ winner" in text
+        assert "silkroad audit games/peers/seat0/abc/game.silkroad" in text
+        assert "silkroad replay games/peers/seat0/abc/game.silkroad" in text
+    assert "▶" not in small  # no room for the map under the scores
+    assert "▶" in tall and "Chang'An" in tall  # the caravan in its last city, on the map
