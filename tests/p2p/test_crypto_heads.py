@@ -13,15 +13,20 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
+from table_kit import play_tables, run, stopped_naming
 
 from bench import forge as fg
+from bench.live_cheats import corrupt
 from crypto.transcript import CRYPTO_KIND, parse, signing_key
-from p2p.judge.game_audit import CERTIFIED, UNFAIR, audit_game
+from engine.actions import Action
+from p2p.judge.game_audit import CERTIFIED, EXIT_UNFAIR, UNFAIR, audit_folder, audit_game
 from p2p.net.handshake import PROTOCOL_VERSION
 from p2p.protocol.wire import HEADS_SINCE, crypto_heads_problem
 from p2p.store import read_export
+from p2p.table import Table, TableStopped
 
 
 @pytest.fixture(scope="module", params=[3, 4])
@@ -129,3 +134,68 @@ def test_the_operator_is_in_the_adversarys_search() -> None:
     assert fg.OPS["fresh_shuffle"].draw is not None
     rng = random.Random(1)
     assert "fresh_shuffle" in fg.pick_ops(rng, 400)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("heads", [None, "own"], ids=["no-heads", "own-head"])
+def test_a_crypto_body_without_heads_names_its_signer_live(tmp_path: Path,
+                                                           heads: str | None) -> None:
+    """Seat 1 signs a crypto body whose heads are missing or name its own chain: every
+    peer stops naming it ``malformed-crypto``, and every folder audits so."""
+    sent: list[int] = []
+
+    def hook(t: Table, _a: Action) -> None:
+        if t.me == 1 and not sent and t.step >= 6:
+            sent.append(t.step)
+            body: list[object] = [99, "keys", [], "key", []]
+            if heads == "own":
+                body.append([[1, 0, bytes(32)]])
+            env = t.ctx.log.append_own(t.signer.sign(CRYPTO_KIND, body), t.me)
+            t.outbox.send_own([env.wire], urgent=True)
+
+    peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook), timeout=110)
+    assert sent
+    stopped_naming(results, 1, "malformed-crypto")
+    for p in peers:
+        report = audit_folder(p.folder)
+        v = report.violation
+        assert report.exit_code == EXIT_UNFAIR and v is not None, str(report)
+        assert (v.party, v.rule) == (1, "malformed-crypto"), str(report)
+
+
+@pytest.mark.timeout(120)
+def test_a_failing_message_whose_heads_name_another_history_names_no_one_live(
+        tmp_path: Path) -> None:
+    """Seat 1 signs a wrong decryption share whose heads name a version of seat 0's
+    envelope seat 0 never signed.  Whoever checks the share cannot tell seat 1's lie
+    from seat 0 having shown it another version: live and in every folder's audit the
+    failure names no one (the rule of :func:`p2p.judge.evidence.crypto_rests_on`)."""
+    lied: list[str] = []
+
+    def prepare(t: Table) -> None:
+        if t.me != 1:
+            return
+        honest_body = t.outbox.signed_body
+
+        def lying(kind: str, body: Any) -> Any:
+            out = honest_body(kind, body)
+            if kind != CRYPTO_KIND or lied or body[3] != "share":
+                return out
+            changed = corrupt(body, random.Random(5))
+            if changed is None:
+                return out
+            heads = [[h[0], h[1], bytes(32)] if h[0] == 0 else h for h in out[5]]
+            lied.append(changed[1])
+            return [*changed[0], heads]
+
+        t.outbox.signed_body = lying  # type: ignore[method-assign]
+
+    peers, results = run(lambda: play_tables(tmp_path, 3, prepare=prepare), timeout=110)
+    assert lied
+    for me, r in enumerate(results):
+        assert isinstance(r, TableStopped) and r.culprit is None, (me, r)
+    assert any(r.rule == "crypto-disputed" for r in results), results
+    for p in peers:
+        report = audit_folder(p.folder)
+        assert report.status != UNFAIR, str(report)
+        assert "another version of seat 0's envelope" in " ".join(report.notes), str(report)
