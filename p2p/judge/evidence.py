@@ -17,6 +17,9 @@ offline audit (:mod:`p2p.judge.game_audit`) and for the live table's judgement o
   an ack's chain value).  Otherwise two seats' words disagree and the file does not hold
   what each acknowledged: nobody is named, the game is **disputed** (not certified) and the
   text says which seats disagree.
+* A crypto message (protocol version 6 on) names its signer only if the heads it signed
+  name the envelopes the file holds (:func:`crypto_rests_on`): a message does not name
+  the inputs it used, its heads say what history it rested on.
 * The file's order, gaps and repetitions name no one (:func:`crypto.audit.read_chains`,
   :meth:`crypto.audit.Auditor.run_chains`: the verdict is a function of the per-sender
   chains, never of their interleaving).

@@ -8,12 +8,15 @@ engine replayed — and whether the game is *certified*.
    versions of one envelope name their signer;
 2. every ack's heads are compared with the file (:func:`p2p.judge.evidence.check_heads`): a seat
    contradicting its own signatures is named, any other disagreement is a dispute;
-3. :class:`crypto.audit.Auditor` re-runs every proof and decrypts every token in one
-   canonical order, with :class:`p2p.judge.engine_replay.EngineReplay` as its hook (actions,
-   ops asked by the resolution script, claims);
+3. (version 6 on) every crypto body's heads are checked for shape and taken off
+   (:func:`_crypto_heads`); then :class:`crypto.audit.Auditor` re-runs every proof and
+   decrypts every token in one canonical order, with
+   :class:`p2p.judge.engine_replay.EngineReplay` as its hook (actions, ops asked by the
+   resolution script, claims);
 4. acks, closes and abort notices are checked, and every violation found is attributed
    by the evidence rule (:mod:`p2p.judge.evidence`): a state-dependent one names its signer only
-   if it acknowledged the history it rests on.
+   if it acknowledged the history it rests on (a crypto message: by its acks and by its
+   own heads).
 
 Verdicts (:func:`p2p.judge.evidence.decide`, docs/security.md): **certified** (exit 0), **unfair**
 always naming a seat (exit 1), **unreadable** (exit 2), and — naming no one —

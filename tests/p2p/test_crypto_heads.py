@@ -199,3 +199,24 @@ def test_a_failing_message_whose_heads_name_another_history_names_no_one_live(
         report = audit_folder(p.folder)
         assert report.status != UNFAIR, str(report)
         assert "another version of seat 0's envelope" in " ".join(report.notes), str(report)
+
+
+def test_the_shape_of_a_crypto_bodys_heads() -> None:
+    core = [3, "open", [0, [1]], "share", []]
+    h0, h2 = [0, 4, b"\x01" * 32], [2, 0, b"\x02" * 32]
+    assert crypto_heads_problem([*core, [h0, h2]], 3, 1) is None
+    assert crypto_heads_problem([*core, []], 3, 1) is None  # took nothing in yet
+    bad = {
+        "five elements": core,
+        "seven elements": [*core, [h0], []],
+        "not a list": [*core, "heads"],
+        "own seat": [*core, [h0, [1, 0, b"\x03" * 32]]],
+        "out of order": [*core, [h2, h0]],
+        "twice": [*core, [h0, h0]],
+        "seat out of range": [*core, [[3, 0, b"\x03" * 32]]],
+        "short id": [*core, [[0, 0, b"\x03"]]],
+        "negative seq": [*core, [[0, -1, b"\x03" * 32]]],
+        "bool seq": [*core, [[0, True, b"\x03" * 32]]],
+    }
+    for why, body in bad.items():
+        assert crypto_heads_problem(body, 3, 1) is not None, why
