@@ -54,6 +54,8 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from bench.frugal_bot import FrugalBot
+from crypto import group, shuffle
+from crypto.elgamal import decode_deck, encode_deck
 from crypto.errors import CheatDetected, MalformedInput
 from crypto.shuffle import DEFAULT_LAMBDA
 from crypto.transcript import DOMAIN, VERSION, envelope_id, parse, signing_key
@@ -1425,27 +1427,13 @@ def _drop_from(f: Forge, seat: int, seq: int) -> int:
     return _drop_where(f, lambda e: e[2] == seat and isinstance(e[3], int) and e[3] >= seq)
 
 
-def _draw_rewrite_and_hide(f: Forge, rng: random.Random) -> Params | None:
-    chain = f.chain(f.forger)
-    if not chain:
-        return None
-    env = rng.choice(_targets(chain, rng))
-    return {"seq": env[3], "change": draw_change(f, rng, env),
-            "mine": rng.choice(["drop-later", "drop-later", "keep", "keep-one"]),
-            "others": [rng.choice(HIDE) for _ in range(f.n)], "cut": rng.random()}
-
-
-@_op("rewrite_and_hide", "composite", 8, _draw_rewrite_and_hide)
-def _apply_rewrite_and_hide(f: Forge, p: Params) -> str:
-    chain = {e[3]: e for e in f.chain(f.forger)}
-    env = chain.get(p["seq"])
-    if env is None:
-        return "nothing (envelope gone)"
-    q = p["seq"]
+def _hide_others(f: Forge, q: int, others: list[str], cut: float) -> list[str]:
+    """Do with each other seat's envelopes what ``others`` says (:data:`HIDE`, by seat)
+    around the forger's rewritten envelope ``q``; what was done, per seat."""
     pos = f.position(f.forger, q) or 0
     parts = []
     for s in range(f.n):
-        how = p["others"][s] if s < len(p["others"]) else "keep"
+        how = others[s] if s < len(others) else "keep"
         if s == f.forger or how == "keep":
             continue
         if how == "before-ack":
@@ -1465,9 +1453,30 @@ def _apply_rewrite_and_hide(f: Forge, p: Params) -> str:
             later = [e[3] for i, (_w, e) in enumerate(f.envs()) if i >= pos
                      and e is not None and e[2] == s and isinstance(e[3], int)]
             if later:
-                k = later[int(p["cut"] * len(later))]
+                k = later[int(cut * len(later))]
                 n = _drop_from(f, s, k)
                 parts.append(f"seat {s} from seq {k} on ({n} dropped)")
+    return parts
+
+
+def _draw_rewrite_and_hide(f: Forge, rng: random.Random) -> Params | None:
+    chain = f.chain(f.forger)
+    if not chain:
+        return None
+    env = rng.choice(_targets(chain, rng))
+    return {"seq": env[3], "change": draw_change(f, rng, env),
+            "mine": rng.choice(["drop-later", "drop-later", "keep", "keep-one"]),
+            "others": [rng.choice(HIDE) for _ in range(f.n)], "cut": rng.random()}
+
+
+@_op("rewrite_and_hide", "composite", 8, _draw_rewrite_and_hide)
+def _apply_rewrite_and_hide(f: Forge, p: Params) -> str:
+    chain = {e[3]: e for e in f.chain(f.forger)}
+    env = chain.get(p["seq"])
+    if env is None:
+        return "nothing (envelope gone)"
+    q = p["seq"]
+    parts = _hide_others(f, q, p["others"], p["cut"])
     edit, tamper, _t = change_fn(f, p["change"])
     f.wires = resign_from(f.wires, f.key, f.forger, q, edit, tamper)
     mine = ""
@@ -1479,6 +1488,88 @@ def _apply_rewrite_and_hide(f: Forge, p: Params) -> str:
     hidden = ("; others: " + ", ".join(parts)) if parts else "; every other seat kept"
     return (f"seat {f.forger} re-signs its chain from {describe(env)}: "
             f"{_change_text(p['change'], env)}{mine}{hidden}")
+
+
+def _is_shuffle(e: Env, seat: int) -> bool:
+    """Whether ``e`` is ``seat``'s message of a shuffle chain (step ``shuffle_<seat>``)."""
+    b = e[6]
+    return (e[5] == CRYPTO_KIND and isinstance(b, list) and len(b) >= 5
+            and b[3] == f"shuffle_{seat}" and isinstance(b[4], list) and len(b[4]) == 2
+            and isinstance(b[2], list) and len(b[2]) >= 1)
+
+
+def _shuffle_input(f: Forge, env: Env) -> list[Any] | None:
+    """The deck the forger's shuffle ``env`` shuffled: the previous seat's output in the
+    same op, as the file holds it (None for seat 0, whose input is the op's own)."""
+    k = f.forger
+    if k == 0:
+        return None
+    for e in f.chain(k - 1):
+        if _is_shuffle(e, k - 1) and e[6][0] == env[6][0]:
+            deck = e[6][4][0]
+            return deck if isinstance(deck, list) else None
+    return None
+
+
+def _joint_key(f: Forge) -> Any:
+    """The game's joint ElGamal key, from every seat's message of the ``keys`` op."""
+    ys = []
+    for s in range(f.n):
+        msg = next((e[6] for e in f.chain(s) if e[5] == CRYPTO_KIND
+                    and isinstance(e[6], list) and e[6][1] == "keys"), None)
+        if msg is None:
+            return None
+        ys.append(group.decode_point(msg[4][0], "public key"))
+    return group.sum_points(ys)
+
+
+def _draw_fresh_shuffle(f: Forge, rng: random.Random) -> Params | None:
+    mine = [e for e in f.chain(f.forger)
+            if _is_shuffle(e, f.forger) and _shuffle_input(f, e) is not None]
+    if not mine:
+        return None
+    return {"seq": rng.choice(mine)[3], "seed": rng.randrange(2**32),
+            "others": rng.choice(["keep", "before-ack", "before-ack", "next-action",
+                                  "random-cut"]), "cut": rng.random()}
+
+
+@_op("fresh_shuffle", "composite", 6, _draw_fresh_shuffle)
+def _apply_fresh_shuffle(f: Forge, p: Params) -> str:
+    """The forger re-signs one of its shuffles with a fresh *valid* one of the same input
+    deck (another permutation, a correct proof where the op proves it) and drops its later
+    envelopes: the next seat's honest message was made on the forger's original deck, so
+    it fails against this one.  A crypto body signs what it computes, not what it read,
+    so only that seat's heads (protocol version 6) tell the judge it rested on another
+    history.  The new deck follows from ``seed``; a proof has fresh nonces each time
+    (a replay writes another valid proof of the same deck)."""
+    env = next((e for e in f.chain(f.forger) if e[3] == p["seq"]), None)
+    if env is None or not _is_shuffle(env, f.forger):
+        return "nothing (shuffle gone)"
+    raw = _shuffle_input(f, env)
+    joint = _joint_key(f)
+    if raw is None or joint is None:
+        return "nothing (its input or the keys are gone)"
+    k, body = f.forger, env[6]
+    inp = decode_deck(raw, "deck")
+    rng = random.Random(p["seed"])
+    w = shuffle.Witness(tuple(rng.sample(range(len(inp)), len(inp))),
+                        tuple(rng.randrange(1, group.L) for _ in inp))
+    out = shuffle.apply(inp, w, joint)
+    mode = body[2][-1]
+    kind = (shuffle.PROOF_TW if mode == shuffle.AUDIT_LAST_PROVEN and k == f.n - 1
+            else shuffle.parse_mode(mode))
+    proof = None if kind is None else shuffle.prove_kind(
+        kind, inp, out, w, joint, [f.game_id, body[0], body[1], k, "shuffle", k],
+        f.honest.export.lam)
+    new_body = [*body[:4], [encode_deck(out), proof], *body[5:]]
+    q = p["seq"]
+    parts = _hide_others(f, q, [p["others"]] * f.n, p["cut"])
+    f.wires = resign_from(f.wires, f.key, f.forger, q,
+                          lambda e: [[*e[:6], new_body]])
+    n = _drop_where(f, lambda e: e[2] == f.forger and isinstance(e[3], int) and e[3] > q)
+    hidden = ("; others: " + ", ".join(parts)) if parts else "; every other seat kept"
+    return (f"seat {f.forger} re-signs {describe(env)} with a fresh valid shuffle of the "
+            f"same deck and drops its {n} later envelopes{hidden}")
 
 
 # unsigned edits -----------------------------------------------------------------------------

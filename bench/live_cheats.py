@@ -366,7 +366,7 @@ class CheatOutbox(Outbox):
         after = (s.seq, s.prev)
         s.seq, s.prev = first.seq, first.prev_hash
         try:
-            return s.sign(kind, body)
+            return s.sign(kind, self.signed_body(kind, body))  # a crypto body: with heads
         finally:
             s.seq, s.prev = after
 

@@ -95,6 +95,10 @@ RULE_TEXT = {
                              "acknowledged (desync)",
     "unchecked-abort": "a seat accused another, and what it pointed at never reached us "
                        "(nobody is named)",
+    "crypto-disputed": "a seat's crypto message failed here, but it was made on messages "
+                       "we never saw in that version (nobody is named)",
+    "malformed-crypto": "it signed a crypto message without the heads it must carry "
+                        "(cheating)",
     "timeout": "it stopped answering (timeout)",
     "abandoned": "the table was abandoned while waiting for it",
     "false-claim": "it claimed goods it does not hold (cheating)",

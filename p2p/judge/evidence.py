@@ -17,6 +17,9 @@ offline audit (:mod:`p2p.judge.game_audit`) and for the live table's judgement o
   an ack's chain value).  Otherwise two seats' words disagree and the file does not hold
   what each acknowledged: nobody is named, the game is **disputed** (not certified) and the
   text says which seats disagree.
+* A crypto message (protocol version 6 on) names its signer only if the heads it signed
+  name the envelopes the file holds (:func:`crypto_rests_on`): a message does not name
+  the inputs it used, its heads say what history it rested on.
 * The file's order, gaps and repetitions name no one (:func:`crypto.audit.read_chains`,
   :meth:`crypto.audit.Auditor.run_chains`: the verdict is a function of the per-sender
   chains, never of their interleaving).
@@ -57,7 +60,7 @@ SELF_EVIDENT = frozenset({
     "malformed-abort", "malformed-stop", "unknown-kind", "second-ack", "second-close",
     "superseded-action", "secret-key-mismatch", "closed-without-secrets", "witness-missing",
     "witness-malformed", "rewritten-history", "contradictory-acks", "false-abort",
-    "weak-key",
+    "weak-key", "malformed-crypto",
 })
 """Rules a seat's own signed envelopes prove whatever the rest of the file holds."""
 
@@ -110,6 +113,41 @@ class Acknowledged:
         """The seats whose envelopes ``seat`` never acknowledged as far as ``frontier``."""
         mine = self.heads.get(seat, {})
         return sorted(s for s, q in frontier.items() if s != seat and q > mine.get(s, -1))
+
+
+HEADS_FREE = frozenset({"malformed", "flooding"})
+"""Crypto failures of the message's own shape or count (a body crypto cannot parse, too
+many messages ahead): wrong whatever history the signer held, so its heads do not matter
+(the live table names them at once)."""
+
+
+def crypto_rests_on(seat: int, heads: list[list[Any]],
+                    by_sender: dict[int, list[Envelope]]) -> str | None:
+    """Why a crypto message ``seat`` signed with ``heads`` (protocol version 6 on:
+    :func:`p2p.protocol.wire.crypto_heads_problem`) was not made on the history
+    ``by_sender`` holds, or None if it was.
+
+    A crypto message does not name the messages it builds on: a seat that re-signs its
+    own shuffle with another valid one makes the next seat's honest proof fail against the
+    deck the file holds.  The heads are the signer's word of what it had taken in when it
+    made the message.  Each must name the envelope the chains hold at that seq: since a
+    chain is hash-linked, the signer then held the chains' very prefixes, the previous
+    contributions of the op among them (an honest seat takes in its inputs before it
+    answers them).  A head naming another id at its seq, or a seq beyond the chain, says
+    the signer rested on a history these chains do not hold: its failure here names no
+    one (unless that history's author equivocated, which names the author first).
+
+    One rule for the live table (:meth:`p2p.table.accuser.Accuser.crypto_cheat`, on the
+    log it holds) and the audit (:func:`p2p.judge.game_audit.audit_wires`, on the file)."""
+    for s, q, hid in heads:
+        chain = by_sender.get(s, [])
+        if q >= len(chain):
+            return (f"seat {seat} made it after taking in seat {s}'s envelope {q}, which is "
+                    "not here")
+        if chain[q].id != hid:
+            return (f"seat {seat} made it on another version of seat {s}'s envelope {q} "
+                    "than the one here")
+    return None
 
 
 def check_heads(chains: Chains, players: int

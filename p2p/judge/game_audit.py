@@ -8,12 +8,15 @@ engine replayed — and whether the game is *certified*.
    versions of one envelope name their signer;
 2. every ack's heads are compared with the file (:func:`p2p.judge.evidence.check_heads`): a seat
    contradicting its own signatures is named, any other disagreement is a dispute;
-3. :class:`crypto.audit.Auditor` re-runs every proof and decrypts every token in one
-   canonical order, with :class:`p2p.judge.engine_replay.EngineReplay` as its hook (actions,
-   ops asked by the resolution script, claims);
+3. (version 6 on) every crypto body's heads are checked for shape and taken off
+   (:func:`_crypto_heads`); then :class:`crypto.audit.Auditor` re-runs every proof and
+   decrypts every token in one canonical order, with
+   :class:`p2p.judge.engine_replay.EngineReplay` as its hook (actions, ops asked by the
+   resolution script, claims);
 4. acks, closes and abort notices are checked, and every violation found is attributed
    by the evidence rule (:mod:`p2p.judge.evidence`): a state-dependent one names its signer only
-   if it acknowledged the history it rests on.
+   if it acknowledged the history it rests on (a crypto message: by its acks and by its
+   own heads).
 
 Verdicts (:func:`p2p.judge.evidence.decide`, docs/security.md): **certified** (exit 0), **unfair**
 always naming a seat (exit 1), **unreadable** (exit 2), and — naming no one —
@@ -23,6 +26,7 @@ replay viewer (:mod:`cli.replay.network`) reads games through here too (``record
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,11 +60,14 @@ from ..protocol.wire import (
     ACK_KIND,
     ACTION_KIND,
     CLOSE_KIND,
+    HEADS_SINCE,
     PROOF_RULES,
     TALK_SINCE,
     abort_body_ok,
     abort_evidence,
     ack_body_ok,
+    crypto_core,
+    crypto_heads_problem,
 )
 from ..sanitize import clean
 from ..store import GameStore, StoreError, read_export
@@ -74,6 +81,7 @@ from .evidence import (
     EXIT_OF,
     EXIT_UNFAIR,
     EXIT_UNREADABLE,
+    HEADS_FREE,
     INCOMPLETE,
     NOT_CERTIFIED,
     SELF_EVIDENT,
@@ -83,6 +91,7 @@ from .evidence import (
     Acknowledged,
     Findings,
     check_heads,
+    crypto_rests_on,
     decide,
     stop_words,
 )
@@ -212,9 +221,16 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
     if head_violation is not None:
         found.violation = head_violation
         return report(None)
+    heads: dict[tuple[int, int], list[Any]] = {}
+    run = chains
+    if version >= HEADS_SINCE:
+        malformed, run, heads = _crypto_heads(chains, n)
+        if malformed is not None:
+            found.violation = malformed
+            return report(None)
     auditor = Auditor(pubs, game_id, lam, replay, progress)
     replay.consumed = auditor.consumed
-    rep = auditor.run_chains(chains, len(wires))
+    rep = auditor.run_chains(run, len(wires))
     found.damage = list(rep.damage)
     found.missing = list(rep.missing) + sorted(set(head_notes))
     found.complete = rep.complete
@@ -222,17 +238,55 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
     found.unused = [f"seat {p} signed {k} envelope{'s' if k > 1 else ''} the game never used "
                     f"(from its envelope {q} on)" for p, (k, q) in sorted(auditor.unused.items())]
     found.unused += _after_close(chains) + _closes_short(chains, replay)
+    rests = _Rests(heads, chains.log.by_sender)
     if rep.violation is not None:
-        _judged(found, _attribute(rep.violation, replay, acked))
+        _judged(found, _attribute(rep.violation, replay, acked, rests=rests))
     else:
         for candidate, at in _check_closes(replay, rep) + _check_acks(replay, version):
             if found.violation is None:
-                _judged(found, _attribute(candidate, replay, acked, at))
+                _judged(found, _attribute(candidate, replay, acked, at, rests))
         if found.violation is None and not found.disputes:
             whole = not actors(replay.state) and not found.missing and not auditor.left_over
             _judged(found, _check_aborts(replay, chains, pubs, game_id, whole))
     found.stops = [stop_words(ev.envelope.sender, ev.envelope.body) for ev in replay.stops]
     return report(rep)
+
+
+def _crypto_heads(chains: Chains, n: int
+                  ) -> tuple[Violation | None, Chains, dict[tuple[int, int], list[Any]]]:
+    """Version 6 on: every crypto body's heads checked for shape (a malformed one is its
+    signer's ``malformed-crypto``, the first by sender and seq, as the chains alone
+    decide), and taken off for the crypto audit, which reads crypto's five elements
+    (:func:`p2p.protocol.wire.crypto_core`).  Returns the violation, the chains to audit and
+    the heads by ``(sender, seq)``."""
+    heads: dict[tuple[int, int], list[Any]] = {}
+    accepted: list[tuple[int, Envelope]] = []
+    for i, env in chains.accepted:
+        if env.kind == CRYPTO_KIND:
+            problem = crypto_heads_problem(env.body, n, env.sender)
+            if problem is not None:
+                return (Violation(env.sender, i, (env.sender, env.seq), "malformed-crypto",
+                                  f"seat {env.sender} {problem}"), chains, heads)
+            heads[(env.sender, env.seq)] = env.body[5]
+            env = dataclasses.replace(env, body=crypto_core(env.body))
+        accepted.append((i, env))
+    return None, dataclasses.replace(chains, accepted=accepted), heads
+
+
+@dataclass
+class _Rests:
+    """What a crypto failure is read against (version 6 on): the heads of every crypto
+    message, and the chains the file holds (:func:`p2p.judge.evidence.crypto_rests_on`)."""
+
+    heads: dict[tuple[int, int], list[Any]]
+    by_sender: dict[int, list[Envelope]]
+
+    def why_not(self, v: Violation) -> str | None:
+        """Why ``v``'s crypto message was made on another history than the file's."""
+        if v.sender_seq is None or v.party != v.sender_seq[0] or v.rule in HEADS_FREE:
+            return None
+        heads = self.heads.get(v.sender_seq)
+        return None if heads is None else crypto_rests_on(v.party, heads, self.by_sender)
 
 
 def _proven_equivocation(chains: Chains, keys: list[Any], game_id: bytes) -> Violation | None:
@@ -314,14 +368,23 @@ def _acknowledged(seat: int, step: int, binding: bytes | None, engine: bool,
 
 
 def _attribute(v: Violation, replay: EngineReplay, acked: Acknowledged,
-               step: int | None = None) -> tuple[Violation | None, list[str]]:
+               step: int | None = None, rests: _Rests | None = None
+               ) -> tuple[Violation | None, list[str]]:
     """Name ``v``'s seat if the evidence rule allows (:mod:`p2p.judge.evidence`), else say what
-    disputes it.  ``step`` is the step the violation depends on (default: as raised)."""
+    disputes it.  ``step`` is the step the violation depends on (default: as raised);
+    ``rests`` the crypto messages' heads (version 6 on): a failing crypto message names
+    its signer only if its heads name the file's envelopes."""
     if v.party is None:
         return None, [f"rule {v.rule} is broken ({clean(v.detail, 300)}), and no single "
                       "seat's signature shows who broke it"]
     if v.rule in SELF_EVIDENT:
         return v, []
+    other = rests.why_not(v) if rests is not None else None
+    if other is not None:
+        return None, [f"seat {v.party}'s crypto message breaks rule {v.rule} "
+                      f"({clean(v.detail, 300)}) in the history this file holds, but "
+                      f"{other}: it rests on a history the file does not hold, and the "
+                      "file cannot tell whose word is false"]
     raised = replay.raised
     engine = raised is not None and raised.culprit == v.party and raised.rule == v.rule
     binding = raised.binding if engine and raised is not None else None

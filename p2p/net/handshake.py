@@ -55,9 +55,12 @@ from ..sanitize import clean
 from .framing import HANDSHAKE_LIMITS, HEADER, frame, pack, read_frame, unpack
 from .join_pake import ACCEPTOR, DIALER, CodeExchange, proof, proof_ok
 
-PROTOCOL_VERSION = 5
-"""5: a Grand Vizier sets a good of its colour aside (withdrawn from the bag, then the
-``aside`` op: docs/rules.md, "The Grand Vizier's marker"); 4: every seat signs a closing
+PROTOCOL_VERSION = 6
+"""6: every crypto body carries the signer's heads, the last envelope of each other seat
+it had taken in (p2p.protocol.wire.crypto_heads_problem), so a crypto failure is judged
+against the history its signer acknowledged; 5: a Grand Vizier sets a good of its colour
+aside (withdrawn from the bag, then the ``aside`` op: docs/rules.md, "The Grand Vizier's
+marker"); 4: every seat signs a closing
 acknowledgement after the secrets (a game is certified only then), abort notices carry the
 offending envelope, gap sync while playing; 3: the join code is checked by a PAKE
 (p2p.net.join_pake); 2: cumulative acks (p2p.protocol.ack_chain); 1: an ack after every

@@ -8,6 +8,7 @@ refused by the table, and skipped or reported by the audit.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from crypto.transcript import ACK_KIND, CRYPTO_KIND
@@ -56,6 +57,10 @@ store and transcript (600 × 200 characters).  Per game and counted in the sende
 chain, so the live table and the audit count the same; the pace of talk on screen is
 bounded by each sender's own table and by each screen (see :mod:`p2p.table.talk`)."""
 
+HEADS_SINCE = 6
+"""The first protocol version whose crypto bodies carry the signer's heads
+(:func:`crypto_heads_problem`); before it a crypto body is crypto's five elements."""
+
 PROOF_RULES = ("equivocation", "bad-chain")
 """Abort rules proved by two signed envelopes (:class:`crypto.transcript.EquivocationProof`)."""
 MAX_EVIDENCE = 2
@@ -69,6 +74,7 @@ __all__ = [
     "CLOSE_KIND",
     "CRYPTO_KIND",
     "ENV_TAG",
+    "HEADS_SINCE",
     "KINDS",
     "MAX_ACK_AHEAD",
     "MAX_EARLY",
@@ -85,6 +91,9 @@ __all__ = [
     "abort_evidence",
     "ack_body_ok",
     "action_body_ok",
+    "crypto_core",
+    "crypto_heads",
+    "crypto_heads_problem",
     "head_ok",
     "stop_body_ok",
     "sync_counts_ok",
@@ -141,6 +150,38 @@ def ack_body_ok(body: Any, players: int) -> bool:
             and isinstance(body[1], bytes) and isinstance(body[2], list)
             and all(head_ok(h, players) for h in body[2])
             and all(a[0] < b[0] for a, b in zip(body[2], body[2][1:], strict=False)))
+
+
+def crypto_heads(log_heads: list[list[Any]], me: int) -> list[list[Any]]:
+    """The heads a crypto body carries (version :data:`HEADS_SINCE` on): ``log_heads``
+    (:meth:`crypto.transcript.TranscriptLog.heads`, by seat) without the signer's own."""
+    return [list(h) for h in log_heads if h[0] != me]
+
+
+def crypto_heads_problem(body: Any, players: int, sender: int) -> str | None:
+    """What is wrong with a version-6 crypto body's shape, or None: crypto's five elements
+    (checked by crypto itself) and a sixth, the heads: ``[seat, seq, id]`` of the last
+    envelope of each *other* seat the signer had taken in when it made the body, as
+    :func:`head_ok` spells an ack's, in seat order, at most one per seat.  A seat it had
+    taken nothing from yet has no head.  One spelling, so a body cannot be re-signed in
+    another that says the same; a wrong shape is its signer's violation
+    (``malformed-crypto``) whatever the history."""
+    if not (isinstance(body, list) and len(body) == 6):
+        return "signed a crypto body without its heads (version 6 bodies have six elements)"
+    heads = body[5]
+    if not (isinstance(heads, list) and all(head_ok(h, players) for h in heads)):
+        return "signed a crypto body whose heads are malformed"
+    if not all(a[0] < b[0] for a, b in itertools.pairwise(heads)):
+        return "signed a crypto body whose heads are not one per seat in seat order"
+    if any(h[0] == sender for h in heads):
+        return "signed a crypto body with a head of its own chain"
+    return None
+
+
+def crypto_core(body: list[Any]) -> list[Any]:
+    """The part of a checked version-6 crypto body that crypto reads (its five elements):
+    the heads are the protocol's, never the crypto session's."""
+    return body[:5]
 
 
 def sync_counts_ok(counts: Any, players: int) -> bool:

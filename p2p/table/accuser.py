@@ -27,6 +27,7 @@ from crypto.errors import CheatDetected
 from crypto.session import TokenSession
 from crypto.transcript import Envelope, Equivocation
 
+from ..judge.evidence import HEADS_FREE, crypto_rests_on
 from ..protocol.wire import CRYPTO_KIND
 from .aborts import Aborts
 from .acks import DISPUTE_WAIT, AckBook
@@ -104,9 +105,8 @@ class Accuser:
         after :data:`DISPUTE_WAIT` without one do we send our accusation and stop on it
         (while replaying our own past, at once: nothing is sent then)."""
         where = self._culprit_evidence(exc, env)
-        if self.ctx.replaying or exc.rule in ("malformed", "flooding"):
-            self.aborts.send(exc, *where)
-            self.waiter.stop(exc.culprit, exc.rule, exc.detail)
+        if self.ctx.replaying or exc.rule in HEADS_FREE:
+            self._accuse(exc, where)
             return
         self.acks.relay_unagreed()
         self._sync_all()
@@ -114,10 +114,31 @@ class Accuser:
         async def accuse_later() -> None:
             await asyncio.sleep(DISPUTE_WAIT)
             if self.waiter.failure is None:
-                self.aborts.send(exc, *where)
-                self.waiter.stop(exc.culprit, exc.rule, exc.detail)
+                self._accuse(exc, where)
 
         self.aborts.tasks.append(asyncio.get_running_loop().create_task(accuse_later()))
+
+    def _accuse(self, exc: CheatDetected, where: tuple[Envelope | None, list[bytes]]
+                ) -> None:
+        """Send the accusation and stop on it — unless the culprit's message was made on a
+        history our log does not hold (its heads name another version of an envelope, or
+        one we never received: :func:`p2p.judge.evidence.crypto_rests_on`, the audit's
+        rule).  Then nobody is named: we stop saying so, and our stop notice tells the
+        others, who may hold the history it did rest on."""
+        env = where[0]
+        why = None
+        if (env is not None and env.sender == exc.culprit and env.kind == CRYPTO_KIND
+                and exc.rule not in HEADS_FREE and isinstance(env.body, list)
+                and len(env.body) == 6):
+            why = crypto_rests_on(env.sender, env.body[5], self.ctx.log.by_sender)
+        if why is not None:
+            self.waiter.stop(None, "crypto-disputed",
+                             f"seat {exc.culprit}'s crypto message fails here "
+                             f"({exc.rule}: {str(exc.detail)[:200]}), but {why}: nobody is "
+                             "named")
+            return
+        self.aborts.send(exc, *where)
+        self.waiter.stop(exc.culprit, exc.rule, exc.detail)
 
     def _culprit_evidence(self, exc: CheatDetected, env: Envelope | None
                           ) -> tuple[Envelope | None, list[bytes]]:

@@ -60,6 +60,8 @@ from ..protocol.wire import (
     TALK_KIND,
     abort_body_ok,
     ack_body_ok,
+    crypto_core,
+    crypto_heads_problem,
     stop_body_ok,
     talk_problem,
 )
@@ -538,8 +540,12 @@ class Table:
         if kind == CRYPTO_KIND:
             if who == self.me:
                 return False
+            shape = crypto_heads_problem(body, self.n, who)
+            if shape is not None:
+                self.accuser.violation(env, "malformed-crypto", f"seat {who} {shape}")
+                return False
             try:
-                out = self.session.receive(who, body)
+                out = self.session.receive(who, crypto_core(body))
             except CheatDetected as exc:
                 self.accuser.crypto_cheat(exc, env)
                 return False

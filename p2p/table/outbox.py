@@ -17,7 +17,7 @@ from typing import Any
 
 from crypto.transcript import Envelope, Signer
 
-from ..protocol.wire import ACK_KIND, ACTION_KIND, CRYPTO_KIND, ENV_TAG
+from ..protocol.wire import ACK_KIND, ACTION_KIND, CRYPTO_KIND, ENV_TAG, crypto_heads
 from .context import TableContext
 
 URGENT = (ACTION_KIND, ACK_KIND)
@@ -37,7 +37,19 @@ class Outbox:
 
     def sign(self, kind: str, body: Any) -> Envelope:
         """Sign and append our next envelope to the log (not sent: see :meth:`emit`)."""
-        return self.ctx.log.append_own(self.signer.sign(kind, body), self.ctx.me)
+        return self.ctx.log.append_own(self.signer.sign(kind, self.signed_body(kind, body)),
+                                       self.ctx.me)
+
+    def signed_body(self, kind: str, body: Any) -> Any:
+        """What we sign for ``body``: a crypto body gets our heads as its sixth element
+        (protocol version 6), the last envelope of every other seat our log holds, each
+        taken in before this body was made; so whoever judges a failure of it reads it
+        against the history we acknowledged (:func:`p2p.judge.evidence.crypto_rests_on`).
+        The crypto session makes and reads only the five elements before them
+        (:func:`p2p.protocol.wire.crypto_core`)."""
+        if kind != CRYPTO_KIND:
+            return body
+        return [*body, crypto_heads(self.ctx.log.heads(), self.ctx.me)]
 
     def emit(self, kind: str, body: Any) -> Envelope:
         """Sign, store, process locally and send one non-crypto envelope."""
