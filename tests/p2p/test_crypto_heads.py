@@ -19,7 +19,6 @@ import pytest
 from table_kit import play_tables, run, stopped_naming
 
 from bench import forge as fg
-from bench.live_cheats import corrupt
 from crypto.transcript import CRYPTO_KIND, parse, signing_key
 from engine.actions import Action
 from p2p.judge.game_audit import CERTIFIED, EXIT_UNFAIR, UNFAIR, audit_folder, audit_game
@@ -164,6 +163,34 @@ def test_a_crypto_body_without_heads_names_its_signer_live(tmp_path: Path,
 
 
 @pytest.mark.timeout(120)
+def _spoil_a_proof(body: Any) -> Any:
+    """A copy of a crypto body whose first proof ``[c, z]`` has its two scalars swapped:
+    still well formed (both canonical), no longer valid -- a wrong message that only its
+    proof check can tell, never a malformed one.  None if the body has no such proof."""
+    from crypto import group
+
+    def scalar(x: Any) -> bool:
+        return isinstance(x, bytes) and len(x) == 32 and \
+            0 < int.from_bytes(x, "little") < group.L
+
+    def walk(x: Any) -> tuple[Any, bool]:
+        if isinstance(x, list):
+            if len(x) == 2 and scalar(x[0]) and scalar(x[1]) and x[0] != x[1]:
+                return [x[1], x[0]], True
+            out, done = [], False
+            for item in x:
+                if done:
+                    out.append(item)
+                else:
+                    item, done = walk(item)
+                    out.append(item)
+            return out, done
+        return x, False
+
+    new, done = walk(list(body))
+    return new if done else None
+
+
 def test_a_failing_message_whose_heads_name_another_history_names_no_one_live(
         tmp_path: Path) -> None:
     """Seat 1 signs a wrong decryption share whose heads name a version of seat 0's
@@ -181,12 +208,12 @@ def test_a_failing_message_whose_heads_name_another_history_names_no_one_live(
             out = honest_body(kind, body)
             if kind != CRYPTO_KIND or lied or body[3] != "share":
                 return out
-            changed = corrupt(body, random.Random(5))
+            changed = _spoil_a_proof(body)
             if changed is None:
                 return out
             heads = [[h[0], h[1], bytes(32)] if h[0] == 0 else h for h in out[5]]
-            lied.append(changed[1])
-            return [*changed[0], heads]
+            lied.append("a DLEQ proof's c and z swapped")
+            return [*changed, heads]
 
         t.outbox.signed_body = lying  # type: ignore[method-assign]
 
