@@ -105,6 +105,7 @@ def _framing(hub: WatchHub, host: LocalPeer) -> Any:
     """A host relaying, besides the game, an illegal move in seat 1's name that it signed
     with a key of its own: the watcher must drop it (seat 1 never signed it)."""
     async def relay() -> None:
+        await hub.wait_for(lambda h: h.count == 1, 60)
         forger = Signer(host.game_id, 1, Ed25519PrivateKey.generate())
         hub._fan(forger.sign(ACTION_KIND, [0, encode(Bid(1_000_000))]))
     return relay()
