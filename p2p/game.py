@@ -232,6 +232,9 @@ class GameSetup:
     board: str | None = None
     #: the table's name as its host advertised it (cleaned; a label, in no hash)
     table: str = ""
+    #: every seat's revealed lobby nonce, in seat order (the words hash them): a watcher
+    #: is sent them to show the same words (:mod:`p2p.watch`); () where unknown
+    nonces: tuple[bytes, ...] = ()
 
 
 # --------------------------------------------------------------------------- board/variant

@@ -166,7 +166,7 @@ def _part(module: str) -> str:
 
 
 SUBPACKAGES = {
-    "p2p": ("net", "lobby", "protocol", "judge", "table"),
+    "p2p": ("net", "lobby", "protocol", "judge", "table", "watch"),
     "cli": ("commands", "table", "replay"),
 }
 TOP_GROUPS = {
@@ -194,8 +194,12 @@ PART_MAY_IMPORT = {
     # the live table judges a notice with the judge's own code
     "p2p.table": {"p2p (leaves)", "p2p.net", "p2p.game", "p2p.store", "p2p.protocol",
                   "p2p.judge"},
+    # a watcher judges with the judge's code; the host's hub taps the live table
+    "p2p.watch": {"p2p (leaves)", "p2p.net", "p2p.game", "p2p.store", "p2p.protocol",
+                  "p2p.judge", "p2p.table"},
     "p2p (entry points)": {"p2p (leaves)", "p2p.net", "p2p.game", "p2p.store", "p2p.protocol",
-                           "p2p.judge", "p2p.table", "p2p.lobby", "p2p (entry points)"},
+                           "p2p.judge", "p2p.table", "p2p.lobby", "p2p.watch",
+                           "p2p (entry points)"},
     # theme, screen, verdict words, bot kinds and the lobby screen serve every screen
     "cli (shared)": {"cli (shared)"},
     "cli.table": {"cli (shared)"},

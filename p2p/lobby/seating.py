@@ -430,7 +430,7 @@ class Table:
         await self._end_lobby("started")
         self._refresh()  # phase=playing in the advertisement
         return GameSetup(tuple(host_roster), params, game_id, words, 0, self.board,
-                         self.name)
+                         self.name, tuple(nonces))
 
     def _roster_for(
         self, seats: list[_Seat], conn: Connection | None, me: int

@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -119,6 +120,14 @@ class Connection:
     async def drain(self) -> None:
         """Wait until the transport's buffer is below its high-water mark."""
         await self._writer.drain()
+
+    def cap_send_buffer(self, size: int) -> None:
+        """Cap the kernel's send buffer of this socket (a listener that only streams to a
+        remote which may stop reading keeps what it cannot send where it can count it)."""
+        sock = self._writer.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
 
     def write_buffer_size(self) -> int:
         transport = self._writer.transport

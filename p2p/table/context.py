@@ -8,11 +8,12 @@ reach what every part may touch; anything else it needs is passed to it explicit
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from crypto.transcript import TranscriptLog
+from crypto.transcript import Envelope, TranscriptLog
 
 from ..store import GameStore
 from .outcome import Refusal, TableStopped
@@ -34,6 +35,9 @@ class TableContext:
     #: True while a resumed peer re-reads its own stored past (nothing is sent, nobody is
     #: accused for what it already handled before the crash)
     replaying: bool = False
+    #: told every envelope of another seat once it is verified into the log (the watch
+    #: hub's tap, :mod:`p2p.watch.hub`: watchers get what this table holds, nothing less)
+    on_accepted: Callable[[Envelope], None] | None = None
 
     @property
     def me(self) -> int:

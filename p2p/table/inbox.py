@@ -185,6 +185,8 @@ class Inbox:
             return
         if ctx.store is not None:
             ctx.store.append(wire, durable=False)
+        if ctx.on_accepted is not None:
+            ctx.on_accepted(env)
         if self._dispatch(env):
             self._urgent = True
         early = self._early.get(sender)
