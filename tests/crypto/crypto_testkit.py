@@ -5,11 +5,27 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+import pytest
+
 from bench.local_bus import LocalBus
+from crypto import group as g
 from crypto.protocols.base import Op
 from crypto.session import TokenSession
 
 LABELS = ["silk", "spice", "tea", "jade", "salt"]
+
+
+def count_multiplications(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Count every ``crypto.group.mul`` from now on (``["n"]``), for tests of work saved."""
+    calls = {"n": 0}
+    real = g.mul
+
+    def counting(*args: Any) -> bytes:
+        calls["n"] += 1
+        return real(*args)
+
+    monkeypatch.setattr(g, "mul", counting)
+    return calls
 
 
 def make_bus(n: int, lam: int = 8, cheats: dict[int, dict[str, type[Op]]] | None = None,

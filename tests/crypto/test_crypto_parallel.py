@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from crypto_testkit import dealt_bus
+from crypto_testkit import count_multiplications, dealt_bus
 from test_crypto_deferred import WrongPShare, _bag_labels, _blinder
 
 from crypto import dleq, parallel, remembered
@@ -233,14 +233,7 @@ def test_known_key_shares_save_multiplications(monkeypatch: pytest.MonkeyPatch) 
     bus = dealt_bus(3, per_label=6, k=1)
     bus.run(lambda s: s.withdraw(0, [("silk", 2)], False))
     xs = {s.me: s.ctx.x for s in bus.sessions}
-    calls = {"n": 0}
-    real = g.mul
-
-    def counting(*args: Any) -> bytes:
-        calls["n"] += 1
-        return real(*args)
-
-    monkeypatch.setattr(g, "mul", counting)
+    calls = count_multiplications(monkeypatch)
     counts = []
     for secrets in (None, xs):
         calls["n"] = 0

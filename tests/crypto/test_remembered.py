@@ -5,10 +5,8 @@ bounded."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from crypto_testkit import dealt_bus
+from crypto_testkit import count_multiplications, dealt_bus
 from test_crypto_parallel import ORDER8, _proofs
 
 from crypto import dleq, parallel, remembered
@@ -17,21 +15,9 @@ from crypto.audit import audit
 from crypto.errors import CheatDetected, ProofInvalid
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    calls = {"n": 0}
-    real = g.mul
-
-    def counting(*args: Any) -> bytes:
-        calls["n"] += 1
-        return real(*args)
-
-    monkeypatch.setattr(g, "mul", counting)
-    return calls
-
-
 def test_a_passed_check_is_not_redone(monkeypatch: pytest.MonkeyPatch) -> None:
     item = _proofs(1, {})[0]
-    calls = _counting(monkeypatch)
+    calls = count_multiplications(monkeypatch)
     dleq.verify(*item)
     first = calls["n"]
     dleq.verify(*item)
@@ -98,7 +84,7 @@ def test_a_proof_passed_live_makes_the_known_share_check_cheaper(
     d = g.mul(x, a)
     proof = dleq.prove(x, g.G, y, a, d, ["c"])
     dleq.verify(g.G, y, a, d, proof, ["c"])
-    calls = _counting(monkeypatch)
+    calls = count_multiplications(monkeypatch)
     assert dleq.verify_share_known(x, y, a, d, proof, ["c"]) is True
     assert calls["n"] == 1  # only the share itself: x·A = D
     wrong = g.add(d, ORDER8)

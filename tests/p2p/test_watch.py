@@ -153,7 +153,8 @@ def test_a_cheat_is_named_by_the_watcher_as_by_the_seats(tmp_path: Path) -> None
     w = _ok(out.watched[0])
     v = w.report.violation
     assert w.report.exit_code == EXIT_UNFAIR and v is not None, str(w.report)
-    assert (v.party, v.rule) == (seats[0].violation.party, seats[0].violation.rule)  # type: ignore[union-attr]
+    first = seats[0].violation
+    assert first is not None and (v.party, v.rule) == (first.party, first.rule)
     assert v.party == 1
     assert w.transcript is not None and audit_game(w.transcript).exit_code == EXIT_UNFAIR
 
