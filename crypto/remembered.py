@@ -60,9 +60,16 @@ def _encode(obj: Any, out: list[bytes]) -> None:
         out.append(b"s" + len(raw).to_bytes(4, "big") + raw)
     elif t is list or t is tuple:  # told apart: a check may accept only one
         out.append((b"l" if t is list else b"t") + len(obj).to_bytes(4, "big"))
-        for x in obj:
-            if type(x) is bytes:  # the common case (points), inline
+        for x in obj:  # the common items (points, labels, indices) inline: no call
+            tx = type(x)
+            if tx is bytes:
                 out.append(b"b" + len(x).to_bytes(4, "big") + x)
+            elif tx is str:
+                raw = x.encode("utf-8", "surrogatepass")
+                out.append(b"s" + len(raw).to_bytes(4, "big") + raw)
+            elif tx is int:
+                raw = x.to_bytes((x.bit_length() + 8) // 8 or 1, "big", signed=True)
+                out.append(b"i" + len(raw).to_bytes(4, "big") + raw)
             else:
                 _encode(x, out)
     elif _module_level(obj):  # a check passed to a dispatcher: its name is its behaviour

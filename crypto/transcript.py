@@ -18,6 +18,7 @@ bytes as received: msgpack is not canonical, so re-encoding before verifying wou
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ import msgpack
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from . import remembered
 from .errors import CheatDetected, MalformedInput
 from .group import is_point
 
@@ -178,12 +180,32 @@ def parse(wire: object, keys: Sequence[Ed25519PublicKey], game_id: bytes,
     except MalformedInput as exc:
         raise CheatDetected(via, "malformed", str(exc)) from exc
     try:
-        keys[sender].verify(sig, DOMAIN + env_bytes)
+        signed(keys[sender], sig, DOMAIN + env_bytes)
     except InvalidSignature:
         raise CheatDetected(via, "bad-signature",
                             f"signature of envelope claiming sender {sender} seq {seq} "
                             "is invalid") from None
     return Envelope(gid, sender, seq, prev, kind, body, wire)
+
+
+def signed(key: Ed25519PublicKey, sig: bytes, message: bytes) -> None:
+    """``key.verify(sig, message)``, remembered once it held (:mod:`crypto.remembered`):
+    the audit at a game's end parses every envelope the table verified as it came, and
+    signature checks are a fifth of what is left of that audit once its proof checks are
+    remembered.  Raises :class:`InvalidSignature` as ``verify`` does."""
+    _signature_holds(key.public_bytes_raw(), sig, message)
+
+
+@remembered.remembered
+def _signature_holds(raw_key: bytes, sig: bytes, message: bytes) -> None:
+    """The remembered check, keyed by the raw key, the signature and the message."""
+    _public_key(raw_key).verify(sig, message)
+
+
+@functools.lru_cache(maxsize=64)
+def _public_key(raw: bytes) -> Ed25519PublicKey:
+    """A roster key's object, decoded once (a table has at most a few keys)."""
+    return Ed25519PublicKey.from_public_bytes(raw)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ is new.  The verdict is the ordinary audit's, of the exported file: nothing is t
 trust from a pass but the outcome of a check of the very same bytes.
 
 Passes never overlap (one thread), skip while the previous one runs, and their results
-are discarded: a pass over an unfinished folder can only say "incomplete".
+are discarded: a pass over an unfinished folder can only say "incomplete".  The audit of
+the transcript starts the moment the table wrote it, right after the last close.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ import asyncio
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
 
 from crypto import remembered
 
+from .handle import TableHandle
 from .judge.game_audit import GameAuditReport, audit_folder, audit_game
 
 #: Steps between two passes (a 6-seat game has a few hundred).
@@ -32,8 +33,13 @@ EVERY = 24
 
 class AuditAhead:
     """Audits ``folder`` aside every :data:`EVERY` steps; :meth:`audit` gives the verdict
-    of a transcript at the end.  Call :meth:`on_step` from the event loop on every step
-    (it fits :meth:`p2p.handle.TableHandle.subscribe`)."""
+    of a transcript at the end.
+
+    :meth:`follow` wires it to a seat's :class:`p2p.handle.TableHandle`: the folder, every
+    step, and the transcript the moment the table wrote it, so the final audit starts at
+    the last close, not when the caller's clean-up (bot processes exiting, a listener's
+    grace) is over.  Without a handle, call :meth:`on_step` from the event loop on every
+    step and :meth:`exported` with the transcript."""
 
     def __init__(self, folder: str | os.PathLike[str] | None, every: int = EVERY) -> None:
         self.folder = None if folder is None else Path(folder)
@@ -41,11 +47,26 @@ class AuditAhead:
         self.steps = 0
         self.passes = 0
         self._last = 0
-        self._pass: asyncio.Task[Any] | None = None
+        self._pass: asyncio.Task[None] | None = None
+        self._final: tuple[Path, asyncio.Task[GameAuditReport]] | None = None
+
+    def follow(self, handle: TableHandle) -> AuditAhead:
+        """Audit ``handle``'s table ahead: its folder once known, a pass every
+        :data:`EVERY` steps, the final audit once it exported."""
+
+        def on_step(*_: object) -> None:
+            if self.folder is None and handle.folder is not None:
+                self.folder = Path(handle.folder)
+            self.on_step()
+
+        handle.subscribe(on_step)
+        handle.on_exported(self.exported)
+        return self
 
     def on_step(self, *_: object) -> None:
         """One more step: start a pass if enough have come since the last one and none
-        runs."""
+        runs.  (None is started at the game's last step: the closes follow it within a
+        fraction of a second, so such a pass would only delay the final audit.)"""
         self.steps += 1
         if self.folder is None or self.steps - self._last < self.every:
             return
@@ -53,19 +74,47 @@ class AuditAhead:
             return
         self._last = self.steps
         self.passes += 1
-        self._pass = asyncio.get_running_loop().create_task(
-            asyncio.to_thread(audit_folder, self.folder))
+        self._pass = asyncio.get_running_loop().create_task(self._one_pass(self.folder))
+
+    @staticmethod
+    async def _one_pass(folder: Path) -> None:
+        with contextlib.suppress(Exception):  # a pass's outcome is discarded anyway
+            await asyncio.to_thread(audit_folder, folder)
 
     async def settle(self) -> None:
         """Wait for a running pass (its checks are what the end audit takes from memory)."""
         if self._pass is not None:
-            with contextlib.suppress(Exception):  # a pass's outcome is discarded anyway
+            with contextlib.suppress(Exception):
                 await self._pass
 
-    async def audit(self, path: str | os.PathLike[str]) -> GameAuditReport:
-        """The audit of the finished game's transcript at ``path`` (a worker thread)."""
+    def exported(self, path: str | os.PathLike[str]) -> None:
+        """Our finished game's transcript is at ``path``: start its audit now."""
+        p = Path(path)
+        if self._final is None or self._final[0] != p:
+            self._final = (p, asyncio.get_running_loop().create_task(self._audit(p)))
+
+    async def _audit(self, path: Path) -> GameAuditReport:
         await self.settle()
         return await asyncio.to_thread(audit_game, path)
+
+    async def audit(self, path: str | os.PathLike[str]) -> GameAuditReport:
+        """The audit of the finished game's transcript at ``path`` (a worker thread; the
+        one :meth:`exported` started, if it was this file)."""
+        self.exported(path)
+        assert self._final is not None
+        return await self._final[1]
+
+    @property
+    def auditing(self) -> Path | None:
+        """The transcript whose final audit has started, if any."""
+        return self._final[0] if self._final is not None else None
+
+    def close(self) -> None:
+        """Stop waiting for passes and the final audit (their threads finish on their
+        own; nothing is kept from them but the checks they remember)."""
+        for task in (self._pass, self._final[1] if self._final is not None else None):
+            if task is not None and not task.done():
+                task.cancel()
 
     @staticmethod
     def remembered() -> dict[str, int]:

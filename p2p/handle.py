@@ -25,6 +25,8 @@ from .table.talk import TalkLine
 
 StepListener = Callable[[Action], None]
 """Called after every applied step with its action (read the new state from the handle)."""
+ExportListener = Callable[[Path], None]
+"""Called with the path of our finished game's ``game.silkroad`` once it is written."""
 TalkListener = Callable[[TalkLine], None]
 """Called with every line of table talk a screen may show (:mod:`p2p.table.talk`)."""
 
@@ -47,6 +49,7 @@ class TableHandle:
         self._listeners: list[StepListener] = []
         self._talk: TalkListener | None = None
         self._on_ready: list[Callable[[], None]] = []
+        self._exported: list[ExportListener] = []
         self._early_stop: tuple[int | None, str, str] | None = None
         #: this seat's game folder (its transcript, secrets, lock), once known
         self.folder: Path | None = None
@@ -68,6 +71,7 @@ class TableHandle:
                 listener(action)
 
         table.on_step = on_step
+        table.on_export = self._export
         table.talk.on_line = self._heard
         for line in table.talk.lines:  # a resumed table retold what was said before
             self._heard(line)
@@ -178,6 +182,15 @@ class TableHandle:
                 self._listeners.remove(listener)
 
         return unsubscribe
+
+    def on_exported(self, listener: ExportListener) -> None:
+        """Call ``listener(path)`` when our finished game's transcript is written (before
+        the front door's clean-up, e.g. waiting for bot processes, is over)."""
+        self._exported.append(listener)
+
+    def _export(self, path: Path) -> None:
+        for listener in list(self._exported):
+            listener(path)
 
     def on_talk(self, listener: TalkListener) -> None:
         """Call ``listener(line)`` for every line of table talk to show (one listener)."""

@@ -42,7 +42,7 @@ from cli.table.session import (
     Talk,
     Verdict,
 )
-from cli.verdict import audit_summary
+from cli.verdict import summarise
 from engine.actions import RESOLVER, Action
 from engine.errors import IllegalAction
 from engine.game import new_game
@@ -173,9 +173,9 @@ class NetSession:
         #: ``verdict`` and ``exit_code`` of ``silkroad audit``): finish_report reuses it
         self.verdict: dict[str, object] | None = None
         self._verdict_task: asyncio.Task[None] | None = None
-        #: our folder audited aside as the game goes (made at the first step, when the
-        #: folder is known), so the verdict at the end reuses its checks
-        self._ahead: AuditAhead | None = None
+        #: our folder audited aside as the game goes, and our transcript the moment the
+        #: table wrote it, so the verdict is ready about when the last close came
+        self._ahead = AuditAhead(None).follow(self.handle)
         self.stopped: TableStopped | None = None
         self.error: str | None = None
         self.finished = asyncio.Event()
@@ -261,6 +261,7 @@ class NetSession:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
+        self._ahead.close()
         self._stream.end()
 
     def start_verdict(self) -> bool:
@@ -278,9 +279,7 @@ class NetSession:
     async def _audit(self, path: Path) -> None:
         t0 = time.perf_counter()
         try:
-            if self._ahead is not None:  # its checks are remembered: the audit reuses them
-                await self._ahead.settle()
-            out = await asyncio.to_thread(audit_summary, path)
+            out = summarise(await self._ahead.audit(path))
         except Exception as exc:  # an unreadable file: say so, the report audits again
             self._emit(Verdict(f"The audit failed: {clean(str(exc))}", fair=False))
             return
@@ -379,10 +378,6 @@ class NetSession:
         return lines
 
     def _on_step(self, a: Action) -> None:
-        if self._ahead is None and self.handle.folder is not None:
-            self._ahead = AuditAhead(self.handle.folder)
-        if self._ahead is not None:
-            self._ahead.on_step()  # the audit goes on aside: the verdict comes at the end
         past: list[str] = []
         if self.handle.step != self._told + 1 and self.handle.step > 1:
             past = self._retell()

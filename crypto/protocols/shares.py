@@ -83,12 +83,20 @@ def share_check(op: Op, sender: int, j: int, a: g.Point, d: g.Point, proof: Any,
     """The check of share ``j`` of ``sender``: :func:`crypto.dleq.verify` and its arguments,
     or, when the session knows the sender's key share (an auditor, see
     :meth:`crypto.session.TokenSession.know_secrets`), the exactly equivalent and cheaper
-    :func:`crypto.dleq.verify_share_known`."""
+    :func:`crypto.dleq.verify_share_known`.
+
+    Except when this very proof already passed :func:`crypto.dleq.verify` in this process
+    (:mod:`crypto.remembered`: the table checked it live, or an earlier pass of the audit
+    did before the key shares were published): then the check is that one again, taken
+    from memory for no multiplication, where the known-share check would still multiply
+    once to establish ``D = x·A``. Both give the same verdict; the share is then reported
+    not established, so a batch over it takes its full check (remembered as well)."""
     ctx_ = op.dleq_ctx(sender, purpose, j)
+    full = (g.G, op.ctx.keys[sender], a, d, proof, ctx_)
     x = known_secret(op, sender)
-    if x is not None:
+    if x is not None and not remembered.lookup(dleq.verify, full)[0]:
         return dleq.verify_share_known, (x, op.ctx.keys[sender], a, d, proof, ctx_)
-    return dleq.verify, (g.G, op.ctx.keys[sender], a, d, proof, ctx_)
+    return dleq.verify, full
 
 
 def known_secret(op: Op, party: int) -> int | None:

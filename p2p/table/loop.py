@@ -119,6 +119,9 @@ class Table:
         self.decider = human if human is not None else (
             thinking_aside(agent) if agent is not None else None)
         self.on_step = on_step
+        #: hears the path of ``game.silkroad`` the moment a finished game wrote it (the
+        #: audit of it starts there, not when the caller's clean-up is over)
+        self.on_export: Callable[[Path], None] | None = None
         self.keys = setup.public_keys()
         self.waiter = Waiter(self.me, stall_timeout, abandon_timeout,
                              on_stall=lambda: self._on_stall())
@@ -316,6 +319,11 @@ class Table:
             raise self._export_stopped(stopped)
         wires = self.log.wires()
         export = self._write_export(wires)
+        if export is not None and self.on_export is not None:
+            try:
+                self.on_export(export)
+            except Exception:  # a listener's bug must not lose the game's result
+                log.exception("the export listener failed")
         return TableResult(self.state, self.state.hash(), scores(self.state),
                            winners(self.state), wires, export, list(self.refusals), self.step,
                            list(self.step_times), list(self.applied_at), dict(self.decided_at))

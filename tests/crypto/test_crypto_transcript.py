@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import msgpack
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from crypto import remembered
+from crypto import transcript as tr
 from crypto.errors import CheatDetected, MalformedInput
 from crypto.transcript import (
     Equivocation,
@@ -158,3 +161,38 @@ def test_ack_heads_name_the_acker_in_the_minority_not_the_sender() -> None:
     liar_heads = [[s, q, b"\x00" * 32 if s == 3 else e] for s, q, e in log.heads()]
     liar = log.add(ss[3].sign("ack", [1, b"H", liar_heads]))
     assert compare_acks([*acks, liar]) == [(3, "head-mismatch")]
+
+
+def test_a_signature_is_checked_once_and_a_forgery_after_it_still_fails(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end audit parses what the table parsed live: a signature that held is taken
+    from memory, while a changed signature or message over the same key is checked and
+    refused, however often the genuine one was seen."""
+    ss, _ = _setup()
+    keys = [s.public_key for s in ss]
+    w = ss[1].sign("action", [1])
+    calls = {"n": 0}
+    real = tr._public_key
+
+    def counting(raw: bytes) -> Ed25519PublicKey:
+        calls["n"] += 1
+        return real(raw)
+
+    monkeypatch.setattr(tr, "_public_key", counting)
+    assert parse(w, keys, b"gid").body == [1]
+    assert calls["n"] == 1 and remembered.stats()["entries"] == 1
+    for _ in range(3):
+        assert parse(w, keys, b"gid").body == [1]
+    assert calls["n"] == 1  # taken from memory: verified once
+    env, sig = msgpack.unpackb(w)
+    forged = msgpack.packb([env, bytes([sig[0] ^ 1]) + sig[1:]])
+    other = ss[1].sign("action", [2])
+    o_env, _o_sig = msgpack.unpackb(other)
+    spliced = msgpack.packb([o_env, sig])  # the genuine signature on another message
+    for bad in (forged, spliced):
+        with pytest.raises(CheatDetected) as e:
+            parse(bad, keys, b"gid", via=2)
+        assert (e.value.culprit, e.value.rule) == (2, "bad-signature")
+    # the same message and signature under another seat's key is another check
+    with pytest.raises(CheatDetected):
+        parse(msgpack.packb([env, sig]), [keys[0], keys[0], keys[2]], b"gid", via=0)

@@ -7,31 +7,28 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from table_kit import LAM, run
 
 from bench import forge
+from crypto import group as g
 from crypto import remembered
 from p2p.audit_ahead import AuditAhead
 from p2p.handle import TableHandle
-from p2p.judge.game_audit import audit_game, summary
+from p2p.judge.game_audit import CERTIFIED, audit_game, summary
 from p2p.local_table import run_local_game
 
 
 async def _play_ahead(root: Path, every: int) -> tuple[Path, AuditAhead, dict[str, object]]:
     handle = TableHandle()
-    ahead = AuditAhead(None, every=every)
-
-    def on_step(*_: object) -> None:
-        if ahead.folder is None and handle.folder is not None:
-            ahead.folder = Path(handle.folder)
-        ahead.on_step()
-
-    handle.subscribe(on_step)
+    ahead = AuditAhead(None, every=every).follow(handle)
     res = await run_local_game(3, "heuristic", 4, "verified", root, lam=LAM, audit=False,
                                handle=handle)
+    # the final audit began the moment the table wrote the file, before the clean-up
+    assert ahead.auditing == Path(res.transcript)
     hits = remembered.stats()["hits"]
     warm = summary(await ahead.audit(res.transcript))
     assert remembered.stats()["hits"] > hits  # the end audit reused the passes' checks
@@ -66,6 +63,31 @@ def test_forged_files_get_the_same_verdict_with_the_honest_checks_remembered(
     for p, w in zip(paths, warm, strict=True):
         remembered.forget()
         assert summary(audit_game(p)) == w, p
+
+
+def test_a_warm_audit_redoes_almost_no_multiplication(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a file's checks passed (live, or a pass before the key shares were published),
+    its audit takes them from memory: the decryption shares' proofs too, though the audit
+    then knows every key share (no ``x·A`` per share is computed to establish them)."""
+    for mode in ("verified", "audit"):
+        honest = forge.make_honest_game(tmp_path / mode, 3, mode, seed=11)
+        remembered.forget()
+        calls = {"n": 0}
+        real = g.mul
+
+        def counting(*args: object, _real: Callable[..., bytes] = real,
+                     _calls: dict[str, int] = calls) -> bytes:
+            _calls["n"] += 1
+            return _real(*args)
+
+        monkeypatch.setattr(g, "mul", counting)
+        cold = audit_game(honest.path)
+        cold_n, calls["n"] = calls["n"], 0
+        warm = audit_game(honest.path)
+        assert summary(warm) == summary(cold) and cold.status == CERTIFIED
+        # what is left is the decryptions' own arithmetic (a few per token), not checks
+        assert calls["n"] * 40 < cold_n, (mode, calls["n"], cold_n)
 
 
 def test_a_pass_never_starts_without_a_folder_or_while_one_runs() -> None:
