@@ -1,0 +1,197 @@
+"""``silkroad watch`` against a real hosted table: zeroconf, sockets and processes.
+
+A real :class:`p2p.front_door.HostedTable` on 127.0.0.1 with two bot seats (each its own
+process) and a bot at the host's seat; a ``silkroad watch --headless --json`` process
+finds the table by name over mDNS, comes mid-game, and must end with the seats' final
+hash and verdict.  The host sees the watcher: its hook, and the advertisement (``silkroad
+tables``' "watchers").  The host's seat waits for the watcher before its next move past
+step :data:`MID_GAME`, so the watcher comes mid-game by construction, not by timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli.commands.tables import table_row
+from engine.actions import Action
+from engine.bots import make_bot
+from engine.view import PlayerView
+from p2p.front_door import HostedTable, TableHandle, TableInfo, browse_tables
+from p2p.judge.game_audit import CERTIFIED, audit_game
+
+ROOT = Path(__file__).resolve().parents[2]
+MID_GAME = 30
+"""The host's seat holds its first move after this step until the watcher is there."""
+
+
+class HeldBot:
+    """The host's seat: a heuristic bot that, past step ``at``, waits for ``go`` (it
+    thinks in a worker thread, so the table keeps answering meanwhile)."""
+
+    def __init__(self, handle: TableHandle, at: int, go: threading.Event) -> None:
+        self.bot = make_bot("heuristic", 3)
+        self.handle = handle
+        self.at = at
+        self.go = go
+
+    def choose(self, view: PlayerView, legal: list[Action]) -> Action:
+        if self.handle.step >= self.at:
+            self.go.wait(120)
+        return self.bot.choose(view, legal)
+
+
+async def _watched(tmp_path: Path) -> dict[str, Any]:
+    name = f"watch-{uuid.uuid4().hex[:8]}"
+    hosted = HostedTable(name=name, seats=3, player="Host", root=tmp_path / "hp",
+                         shuffle="audit", interface="127.0.0.1", bots=2)
+    counts: list[int] = []
+    came = asyncio.Event()
+    go = threading.Event()
+
+    def on_watchers(n: int) -> None:
+        counts.append(n)
+        if n:
+            came.set()
+
+    hosted.on_watchers = on_watchers
+    await hosted.open()
+    proc: asyncio.subprocess.Process | None = None
+    try:
+        await hosted.wait_full(60)
+        setup = await hosted.start()
+        handle = TableHandle()
+        reached = asyncio.Event()
+        handle.subscribe(lambda _a: reached.set() if handle.step >= MID_GAME else None)
+        play = asyncio.ensure_future(hosted.play(setup, handle, HeldBot(handle, MID_GAME, go)))
+        await asyncio.wait_for(reached.wait(), 120)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "cli.main", "watch", name, "--interface", "127.0.0.1",
+            "--headless", "--json", "--timeout", "60", "--every", "0.5",
+            "--transcript", str(tmp_path / "watched.silkroad"), cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        await asyncio.wait_for(came.wait(), 60)
+        at_join = handle.step
+
+        def advertised(tables: dict[str, TableInfo]) -> bool:
+            return any(i.ad.name == name and i.ad.watchers == 1 for i in tables.values())
+
+        seen = await browse_tables("127.0.0.1", 30, until=advertised,
+                                   match=lambda ad: ad.name == name)
+        go.set()
+        result = await asyncio.wait_for(play, 120)
+        out, err = await asyncio.wait_for(proc.communicate(), 90)
+        return {"result": result, "out": out.decode(), "err": err.decode(),
+                "rc": proc.returncode, "counts": counts, "seen": seen, "at_join": at_join,
+                "watchers_after": hosted.watchers}
+    finally:
+        go.set()
+        if proc is not None and proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await hosted.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_watcher_found_by_name_joins_mid_game_and_ends_with_the_seats(
+        tmp_path: Path) -> None:
+    got = asyncio.run(_watched(tmp_path))
+    assert got["rc"] == 0, (got["err"], got["out"][-2000:])
+    assert "Traceback" not in got["err"], got["err"]
+    lines = got["out"].strip().splitlines()
+    assert len(lines) == 1, lines  # --json: one object
+    verdict = json.loads(lines[0])
+    seats = audit_game(got["result"].export)
+    assert seats.status == CERTIFIED
+    # the same final state and verdict as the seats' transcript
+    assert verdict["status"] == CERTIFIED and verdict["exit_code"] == 0, verdict
+    assert verdict["final_hash"] == seats.final_hash.hex() == got["result"].state_hash.hex()
+    assert verdict["steps"] == seats.steps and verdict["culprit"] is None
+    assert verdict["seen_to_end"] is True and verdict["forged"] == 0
+    # it came mid-game: the game had played MID_GAME steps when it was admitted
+    assert got["at_join"] >= MID_GAME and verdict["steps_at_first_audit"] >= MID_GAME
+    # and left with a file the offline audit certifies on its own
+    kept = audit_game(verdict["transcript"])
+    assert kept.status == CERTIFIED and kept.final_hash == seats.final_hash
+    # the host saw it come and go, and told the LAN while it watched
+    assert got["counts"][:1] == [1] and got["counts"][-1] == 0, got["counts"]
+    assert got["watchers_after"] == 0
+    rows = [table_row(i) for i in got["seen"].values()]
+    assert any(r["watchers"] == 1 for r in rows), rows
+
+
+# --- the command's arguments ---------------------------------------------------------------
+def test_watch_arguments_parse_like_join() -> None:
+    from cli.main import build_parser
+
+    args = build_parser().parse_args(
+        ["watch", "Friday tea", "--code", "silk7", "--interface", "127.0.0.1", "--timeout",
+         "5", "--transcript", "w.silkroad", "--headless", "--json", "--every", "0.5"])
+    assert (args.target, args.code, args.interface, args.timeout) == \
+        ("Friday tea", "silk7", "127.0.0.1", 5.0)
+    assert (args.transcript, args.headless, args.json, args.every) == \
+        ("w.silkroad", True, True, 0.5)
+    bare = build_parser().parse_args(["watch"])
+    assert bare.target is None and bare.code is None and not bare.headless
+    assert bare.transcript is None and bare.func.__name__ == "run_watch"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["watch", "t", "--json"], "--json needs --headless"),
+        (["watch", "--headless"], "--headless needs a table name or HOST:PORT"),
+        (["watch", "t", "--headless", "--timeout", "0"], "--timeout must be positive"),
+        (["watch", "t", "--headless", "--every", "-1"], "--every must be positive"),
+        (["watch", "t"], "needs a terminal"),  # pytest's stdin is not a terminal
+        (["watch", "t", "--timeout", "soon"], "invalid float value"),
+    ],
+)
+def test_watch_usage_errors_exit_2_with_a_clear_message(
+        argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_watching_a_port_that_is_no_table_exits_2_naming_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing listens there: the watcher says it could not reach it (exit 2, as audit's
+    "cannot read")."""
+    import socket
+
+    from cli.main import main
+
+    with socket.socket() as sock:  # a port that was just free: nobody listens on it
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code = main(["watch", f"127.0.0.1:{port}", "--headless", "--timeout", "1",
+                 "--transcript", os.devnull])
+    err = capsys.readouterr().err
+    assert code == 2 and f"127.0.0.1:{port}" in err and "Traceback" not in err, err
+
+
+def test_watch_help_lists_its_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    with pytest.raises(SystemExit):
+        main(["watch", "--help"])
+    out = capsys.readouterr().out
+    assert "0 certified" in out and "1 unfair" in out and "--code" in out
+    assert "silkroad watch 'Friday tea' --headless --json" in out
