@@ -285,8 +285,8 @@ class HostedTable:
                                  advertise_addresses=_interfaces(self.interface),
                                  money=self.money, series=series,
                                  advertisement=previous.advertisement if previous else None)
+        await self._open_hub()  # before the LAN sees the table: a watcher may come at once
         await self._lobby.open()
-        await self._open_hub()
 
     async def _open_hub(self) -> None:
         """A new watch hub for the game being seated.  One hub per game (not one per

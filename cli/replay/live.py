@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import textwrap
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,7 @@ class WatchScreen:
         self.ended: str | None = None
         self.verdict: str | None = None
         self.note = ""
+        self.failed: str | None = None
         self.app: Application[None] = Application(
             layout=Layout(self._layout()), key_bindings=self._bindings(), style=STYLE,
             full_screen=True, input=input, output=output, color_depth=color_depth(),
@@ -168,8 +170,9 @@ class WatchScreen:
             exc = t.exception()
             if exc is not None:
                 failed.append(exc.reason if isinstance(exc, WatchError) else str(exc))
-                self.checked = f"cannot watch: {failed[0]}"
-                self.note = "q leave"
+                self.checked = "the watch could not begin"
+                self.failed = failed[0]
+                self.note = "nothing was watched"
             if self.app.is_running:
                 self.app.invalidate()
 
@@ -270,23 +273,38 @@ class WatchScreen:
                               width=max(20, screen_size()[0] - self._map_w() - 1),
                               hide_money=self.hidden_money)
 
-    def log_text(self) -> StyleAndTextTuples:
-        lines = [line for told in self.told[-12:] for line in told]
-        out: StyleAndTextTuples = []
-        for i, line in enumerate(lines):
-            if out:
-                out.append(("", "\n"))
-            out.append(("class:log.new" if i == len(lines) - 1 else "class:log", " " + line))
+    def log_rows(self) -> list[tuple[str, str]]:
+        """The log's lines as the screen shows them: wrapped to the width, the newest at
+        the bottom, then the verdict once the watch ended (a failure to begin, instead)."""
+        width = max(20, screen_size()[0] - 1)
+        told = [line for told in self.told[-30:] for line in told]
+        rows: list[tuple[str, str]] = []
+        for i, line in enumerate(told):
+            style = "class:log.new" if i == len(told) - 1 else "class:log"
+            rows.extend((style, " " + part) for part in _wrap(line, width - 1))
+        tail: list[tuple[str, str]] = []
         if self.verdict is not None:
+            good = self.report is not None and self.report.status == CERTIFIED
+            style = "class:banner.good" if good else "class:banner.bad"
+            tail.extend((style, " " + part) for part in _wrap(self.verdict, width - 1))
+        if self.ended:
+            tail.extend(("class:muted", " " + part)
+                        for part in _wrap(f"The watch ended: {self.ended}.", width - 1))
+        if self.failed is not None:
+            tail.extend(("class:banner.bad", " " + part)
+                        for part in _wrap(f"Cannot watch: {self.failed}", width - 1))
+        if not rows and not tail:
+            rows.append(("class:muted", " Nothing played yet."))
+        room = max(1, screen_size()[1] - 3 - self._body_height())
+        tail = tail[:room]
+        return (rows[-(room - len(tail)):] if room > len(tail) else []) + tail
+
+    def log_text(self) -> StyleAndTextTuples:
+        out: StyleAndTextTuples = []
+        for style, text in self.log_rows():
             if out:
                 out.append(("", "\n"))
-            style = "class:banner.good" if self.report is not None and \
-                self.report.status == CERTIFIED else "class:banner.bad"
-            out.append((style, f" {self.verdict}"))
-            if self.ended:
-                out.append(("class:muted", f"\n The watch ended: {self.ended}."))
-        if not out:
-            out.append(("class:muted", " Nothing played yet."))
+            out.append((style, text))
         return out
 
     def footer(self) -> StyleAndTextTuples:
@@ -319,7 +337,10 @@ class WatchScreen:
                 Window(width=1, char="│", style="class:frame.border"),
                 Window(FormattedTextControl(self.players_text)),
             ], height=lambda: Dimension.exact(self._body_height())),
-            Window(FormattedTextControl(self.log_text), wrap_lines=True,
-                   get_vertical_scroll=lambda w: 10_000),
+            Window(FormattedTextControl(self.log_text)),
             Window(FormattedTextControl(self.footer), height=1),
         ])
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    return textwrap.wrap(text, max(10, width)) or [""]
