@@ -195,3 +195,37 @@ def test_watch_help_lists_its_exit_codes(capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out
     assert "0 certified" in out and "1 unfair" in out and "--code" in out
     assert "silkroad watch 'Friday tea' --headless --json" in out
+
+
+def test_the_hosts_header_says_how_many_watch() -> None:
+    """The host's seat hears the watcher count (:meth:`NetSession.set_watching`, the hook
+    of :class:`HostedTable`): the header says "2 watching" and still fits 80 columns."""
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+
+    from cli.table.app import TableApp
+    from cli.table.net_session import NetSession, RunOutcome
+    from cli.table.session import SeatInfo, StateChanged
+    from tests.cli.helpers import NAMES, Output80x24, screen_text
+
+    async def never(_human: object, _handle: TableHandle) -> RunOutcome:
+        raise AssertionError("the table is not played here")
+
+    async def go() -> None:
+        with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
+            seats = [SeatInfo(n, "human" if i == 0 else "peer") for i, n in
+                     enumerate(NAMES[:3])]
+            session = NetSession(seats, 0, never)
+            app = TableApp(session)
+            assert "watching" not in screen_text(app)[0]
+            session.set_watching(2)
+            events = session.events().__aiter__()
+            app.handle(await asyncio.wait_for(events.__anext__(), 5))  # redrawn on news
+            top = screen_text(app)[0]
+            assert "2 watching" in top and len(top) <= 80, top
+            session.set_watching(2)  # no change, no event
+            session.set_watching(0)
+            assert isinstance(await asyncio.wait_for(events.__anext__(), 5), StateChanged)
+            assert "watching" not in screen_text(app)[0]
+
+    asyncio.run(go())
