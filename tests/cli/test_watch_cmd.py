@@ -229,3 +229,40 @@ def test_the_hosts_header_says_how_many_watch() -> None:
             assert "watching" not in screen_text(app)[0]
 
     asyncio.run(go())
+
+
+def test_the_join_code_applies_to_watchers(tmp_path: Path) -> None:
+    """A table with a join code: a watcher without it, or with a wrong one, is refused
+    naming the code; with it, it is admitted (and counted) while the lobby fills, and
+    told why when the table closes before the game began (no transcript: no game)."""
+    from p2p.front_door import WatchError, watch_table
+
+    async def go() -> None:
+        hosted = HostedTable(name=f"coded-{uuid.uuid4().hex[:8]}", seats=3, player="Host",
+                             root=tmp_path / "hp", code="silk 7", interface="127.0.0.1")
+        counts: list[int] = []
+        came = asyncio.Event()
+
+        def on_watchers(n: int) -> None:
+            counts.append(n)
+            came.set()
+
+        hosted.on_watchers = on_watchers
+        await hosted.open()
+        try:
+            where = ("127.0.0.1", hosted.port)
+            for code in (None, "silk 8"):
+                with pytest.raises(WatchError, match="join code"):
+                    await watch_table(where, code=code, timeout=5, transcript=None)
+            assert hosted.watchers == 0 and counts == []
+            watching = asyncio.ensure_future(watch_table(where, code="SILK-7", timeout=5,
+                                                         transcript=None))
+            await asyncio.wait_for(came.wait(), 10)
+            assert counts == [1] and hosted.watchers == 1
+        finally:
+            await hosted.close()
+        with pytest.raises(WatchError, match="the table closed"):
+            await asyncio.wait_for(watching, 10)
+        assert counts[-1] == 0
+
+    asyncio.run(go())
