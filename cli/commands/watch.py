@@ -101,7 +101,7 @@ def run_watch(args: argparse.Namespace) -> int:
     except OSError as exc:
         return fail("watch", f"cannot use the network: {exc.strerror or exc}", EXIT_USAGE)
     if result is None:
-        print("You left before the watch began.")
+        print("You left before the game began; nothing was watched.")
         return 0
     return result
 

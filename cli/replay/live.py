@@ -158,9 +158,10 @@ class WatchScreen:
                                     None, None))
 
     # --- running ------------------------------------------------------------------------
-    async def run(self, start: Start) -> int:
+    async def run(self, start: Start) -> int | None:
         """Watch with ``start(watcher)`` while the screen shows it; the exit code of the
-        last verdict (:data:`p2p.front_door.EXIT_UNREADABLE` if the watch never began)."""
+        last verdict (:data:`p2p.front_door.EXIT_UNREADABLE` if the watch could not
+        begin), None when the watcher left before the game began."""
         task = asyncio.ensure_future(start(self.watcher))
         failed: list[str] = []
 
@@ -195,9 +196,10 @@ class WatchScreen:
             return result.report.exit_code
         # left mid-game: keep what was verified so far
         saved = self.watcher.save(self.transcript)
-        if saved is not None:
-            print(f"You left mid-game; the transcript so far is in {saved} (silkroad audit "
-                  "reads it: incomplete, unless a seat signed something false).")
+        if saved is None:
+            return None  # before the game began: nothing was watched
+        print(f"You left mid-game; the transcript so far is in {saved} (silkroad audit "
+              "reads it: incomplete, unless a seat signed something false).")
         report = self.report
         return report.exit_code if report is not None else EXIT_UNREADABLE
 
@@ -252,8 +254,7 @@ class WatchScreen:
     def map_text(self) -> StyleAndTextTuples:
         s = self.state
         if s is None:
-            return [("class:muted", " The table appears once the game's first envelopes "
-                     "are verified.")]
+            return [("class:muted", " The table shows once the game begins.")]
         if s.phase == Phase.OVER and s.final is not None:
             return render_scores(s, self._names(s), None)
         return render_map(s, self._route(), height=self._body_height(), roads=False)
