@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import textwrap
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -186,7 +187,7 @@ class WatchScreen:
                 with contextlib.suppress(BaseException):
                     await task
         if failed:
-            print(f"silkroad watch: cannot watch: {failed[0]}")
+            print(f"silkroad watch: cannot watch: {failed[0]}", file=sys.stderr)
             return EXIT_UNREADABLE
         if not task.cancelled() and task.exception() is None:
             result = task.result()
@@ -241,8 +242,11 @@ class WatchScreen:
             style = "class:banner.bad"
         elif report is not None and report.status == CERTIFIED:
             style = "class:banner.good"
+        width = screen_size()[0]
         text = f" {self.checked}" + (f" — {self.status}" if self.status else "")
-        return [(style, text[: screen_size()[0]])]
+        if len(text) > width and self.status:  # the standing (a named cheat) goes first
+            text = f" {self.status} — {self.checked}"
+        return [(style, text[:width])]
 
     def _route(self) -> list[int]:
         out: list[int] = []

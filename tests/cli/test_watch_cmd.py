@@ -266,3 +266,43 @@ def test_the_join_code_applies_to_watchers(tmp_path: Path) -> None:
         assert counts[-1] == 0
 
     asyncio.run(go())
+
+
+def test_the_watchers_screen_names_a_cheat_as_the_judge_does() -> None:
+    """The screen's verification line and verdict come from the judge's report: an unfair
+    verdict names the seat (by name and number) and the rule, in red, within 80x24."""
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+
+    from cli.replay.live import WatchScreen
+    from crypto.audit import AuditReport, Violation
+    from p2p.judge.game_audit import INCOMPLETE, UNFAIR, GameAuditReport
+    from tests.cli.helpers import Output80x24, screen_text
+
+    names = ["Ann", "Marco", "Leyla"]
+    with create_pipe_input() as inp, create_app_session(input=inp, output=Output80x24()):
+        screen = WatchScreen("Friday tea", Path("w.silkroad"))
+        screen.on_event("connected", {"host": "127.0.0.1", "port": 4000, "table_key": "ab"})
+        screen.on_event("table", {"table": "Friday tea", "names": names, "words": [],
+                                  "game_id": "00" * 32, "hidden_money": False,
+                                  "players": 3})
+        fine = GameAuditReport(False, None, AuditReport(True, envelopes=40, ops=7), steps=12,
+                               status=INCOMPLETE, names=names)
+        screen.on_event("progress", {"envelopes": 40, "report": fine})
+        lines = screen_text(screen)
+        assert lines[0].startswith(" WATCHING Friday tea")
+        assert lines[1] == " checked: 12 steps, 40 envelopes, 7 crypto ops — nothing wrong " \
+            "so far"
+        cheat = Violation(1, 41, (1, 9), "action.illegal", "bid 1000000 with 12 silver")
+        bad = GameAuditReport(False, cheat, AuditReport(False, cheat, envelopes=41, ops=7),
+                              steps=13, status=UNFAIR, names=names)
+        screen.on_event("progress", {"envelopes": 41, "report": bad})
+        screen.on_event("end", {"ended": "the table stopped", "report": bad,
+                                "transcript": "w.silkroad"})
+        lines = screen_text(screen)
+        assert len(lines) == 24 and all(len(x) <= 80 for x in lines)
+        assert "UNFAIR: Marco (seat 1), rule action.illegal" in lines[1], lines[1]
+        text = "\n".join(lines)
+        assert "UNFAIR: Marco (seat 1) signed something false at envelope #41" in text
+        assert "The watch ended: the table stopped." in text
+        assert "transcript kept: w.silkroad" in lines[-1]
