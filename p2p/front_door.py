@@ -41,7 +41,7 @@ from .audit_ahead import AuditAhead
 from .errors import LobbyError, P2PError, ProtocolError
 from .game import MAX_SERIES, MONEY_MODES, GameParams, GameSetup
 from .handle import TableHandle
-from .identity import Identity
+from .identity import Identity, fingerprint
 from .judge.game_audit import (
     CERTIFIED,
     EXIT_FAIR,
@@ -109,8 +109,8 @@ __all__ = [  # the CLI's names: this module's own and those re-exported for it
     "TableBrowser", "TableHandle", "TableInfo", "TableStopped", "WatchError", "WatchResult",
     "Watcher",
     "audit_folder", "audit_game", "browse_tables", "clean",
-    "estimate_bits", "find_table", "generate_code", "headless_agent", "lan_discovery",
-    "normalize_code",
+    "estimate_bits", "find_table", "follow_watchers", "generate_code", "headless_agent",
+    "lan_discovery", "normalize_code",
     "play_local", "private_dirs", "read_export", "read_seat", "read_series", "resume_seat",
     "shown_names", "summary", "watch_table", "workers", "write_private",
 ]
@@ -163,6 +163,21 @@ def lan_discovery(interface: str | None) -> Discovery:
     """A zeroconf browser on ``interface`` (None: every IPv4 one); ``async with`` it, then
     ``browse()`` (a watcher picking a table: it has no seat's listener to ask)."""
     return Discovery(_interfaces(interface))
+
+
+async def follow_watchers(interface: str | None, host_key: bytes,
+                          on_count: Callable[[int], None]) -> None:
+    """Tell ``on_count`` the watcher count the table of the host's key ``host_key``
+    (seat 0's roster key) advertises, whenever its record changes, until cancelled: a
+    joined seat hears of the watchers through the LAN (only the host relays to them).
+    Best effort: where multicast does not pass it never tells."""
+    fp = fingerprint(host_key)
+    async with Discovery(_interfaces(interface)) as disc, \
+            disc.browse(match=lambda ad: ad.fingerprint == fp) as browser:
+        while True:
+            event = await browser.next_event()
+            if event.table is not None:
+                on_count(event.table.ad.watchers)
 
 
 class NoSuchTable(LookupError):

@@ -1,11 +1,13 @@
 """``silkroad watch`` against a real hosted table: zeroconf, sockets and processes.
 
-A real :class:`p2p.front_door.HostedTable` on 127.0.0.1 with two bot seats (each its own
-process) and a bot at the host's seat; a ``silkroad watch --headless --json`` process
-finds the table by name over mDNS, comes mid-game, and must end with the seats' final
-hash and verdict.  The host sees the watcher: its hook, and the advertisement (``silkroad
-tables``' "watchers").  The host's seat waits for the watcher before its next move past
-step :data:`MID_GAME`, so the watcher comes mid-game by construction, not by timing.
+A real :class:`p2p.front_door.HostedTable` on 127.0.0.1 with a bot seat (its own process),
+a ``silkroad join --headless`` process and a bot at the host's seat; a ``silkroad watch
+--headless --json`` process finds the table by name over mDNS, comes mid-game, and must
+end with the seats' final hash and verdict.  The seats see the watcher: the host's hook,
+the advertisement (``silkroad tables``' "watchers") and the joined seat's JSON line.
+The host's seat waits for the watcher (and for the joined seat to hear of it) before its
+next move past step :data:`MID_GAME`, so the watcher comes mid-game by construction, not
+by timing.
 """
 
 from __future__ import annotations
@@ -49,10 +51,33 @@ class HeldBot:
         return self.bot.choose(view, legal)
 
 
+def _silkroad(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "cli.main", *argv]
+
+
+async def _spawn(*argv: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *_silkroad(*argv), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+async def _heard(proc: asyncio.subprocess.Process, event: dict[str, Any]) -> list[str]:
+    """Read ``proc``'s JSON lines until one holds ``event``'s items; the lines read."""
+    assert proc.stdout is not None
+    lines: list[str] = []
+    while True:
+        line = (await proc.stdout.readline()).decode()
+        assert line, f"ended before {event}: {lines}"
+        lines.append(line)
+        got = json.loads(line)
+        if all(got.get(k) == v for k, v in event.items()):
+            return lines
+
+
 async def _watched(tmp_path: Path) -> dict[str, Any]:
     name = f"watch-{uuid.uuid4().hex[:8]}"
     hosted = HostedTable(name=name, seats=3, player="Host", root=tmp_path / "hp",
-                         shuffle="audit", interface="127.0.0.1", bots=2)
+                         shuffle="audit", interface="127.0.0.1", bots=1)
     counts: list[int] = []
     came = asyncio.Event()
     go = threading.Event()
@@ -64,8 +89,13 @@ async def _watched(tmp_path: Path) -> dict[str, Any]:
 
     hosted.on_watchers = on_watchers
     await hosted.open()
-    proc: asyncio.subprocess.Process | None = None
+    procs: list[asyncio.subprocess.Process] = []
     try:
+        joiner = await _spawn("join", f"127.0.0.1:{hosted.port}", "--name", "Dee",
+                              "--interface", "127.0.0.1", "--headless", "--json",
+                              "--timeout", "60", "--folder", str(tmp_path / "jd"),
+                              "--transcript", str(tmp_path / "dee.silkroad"))
+        procs.append(joiner)
         await hosted.wait_full(60)
         setup = await hosted.start()
         handle = TableHandle()
@@ -73,12 +103,10 @@ async def _watched(tmp_path: Path) -> dict[str, Any]:
         handle.subscribe(lambda _a: reached.set() if handle.step >= MID_GAME else None)
         play = asyncio.ensure_future(hosted.play(setup, handle, HeldBot(handle, MID_GAME, go)))
         await asyncio.wait_for(reached.wait(), 120)
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "cli.main", "watch", name, "--interface", "127.0.0.1",
-            "--headless", "--json", "--timeout", "60", "--every", "0.5",
-            "--transcript", str(tmp_path / "watched.silkroad"), cwd=ROOT,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(ROOT)})
+        watcher = await _spawn("watch", name, "--interface", "127.0.0.1", "--headless",
+                               "--json", "--timeout", "60", "--every", "0.5",
+                               "--transcript", str(tmp_path / "watched.silkroad"))
+        procs.append(watcher)
         await asyncio.wait_for(came.wait(), 60)
         at_join = handle.step
 
@@ -87,17 +115,23 @@ async def _watched(tmp_path: Path) -> dict[str, Any]:
 
         seen = await browse_tables("127.0.0.1", 30, until=advertised,
                                    match=lambda ad: ad.name == name)
+        # the joined seat hears of the watcher too (through the LAN's record)
+        told = await asyncio.wait_for(_heard(joiner, {"event": "watchers", "count": 1}), 30)
         go.set()
         result = await asyncio.wait_for(play, 120)
-        out, err = await asyncio.wait_for(proc.communicate(), 90)
+        out, err = await asyncio.wait_for(watcher.communicate(), 90)
+        j_out, j_err = await asyncio.wait_for(joiner.communicate(), 90)
         return {"result": result, "out": out.decode(), "err": err.decode(),
-                "rc": proc.returncode, "counts": counts, "seen": seen, "at_join": at_join,
-                "watchers_after": hosted.watchers}
+                "rc": watcher.returncode, "counts": counts, "seen": seen, "at_join": at_join,
+                "watchers_after": hosted.watchers, "joiner_told": told,
+                "joiner_rc": joiner.returncode, "joiner_out": j_out.decode(),
+                "joiner_err": j_err.decode()}
     finally:
         go.set()
-        if proc is not None and proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
         await hosted.close()
 
 
@@ -128,6 +162,11 @@ def test_a_watcher_found_by_name_joins_mid_game_and_ends_with_the_seats(
     assert got["watchers_after"] == 0
     rows = [table_row(i) for i in got["seen"].values()]
     assert any(r["watchers"] == 1 for r in rows), rows
+    # the joined seat played the same game to the end, and was told someone watched
+    assert got["joiner_rc"] == 0, got["joiner_err"]
+    dee = json.loads(got["joiner_out"].strip().splitlines()[-1])
+    assert dee["audit"]["final_hash"] == verdict["final_hash"]
+    assert json.loads(got["joiner_told"][-1]) == {"event": "watchers", "count": 1}
 
 
 # --- the command's arguments ---------------------------------------------------------------
