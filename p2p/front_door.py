@@ -44,9 +44,6 @@ from .handle import TableHandle
 from .identity import Identity, fingerprint
 from .judge.game_audit import (
     CERTIFIED,
-    EXIT_FAIR,
-    EXIT_NOT_CERTIFIED,
-    EXIT_UNFAIR,
     EXIT_UNREADABLE,
     INCOMPLETE,
     UNFAIR,
@@ -100,8 +97,8 @@ from .watch.hub import WatchHub
 from .watch.stream import MAX_WATCHERS, GameInfo
 
 __all__ = [  # the CLI's names: this module's own and those re-exported for it
-    "AUTO", "BOT_ABANDON", "BOT_FINISH", "CERTIFIED", "DEFAULT_LAMBDA", "EXIT_FAIR",
-    "EXIT_NOT_CERTIFIED", "EXIT_UNFAIR", "EXIT_UNREADABLE", "EXPORT_MAGIC", "INCOMPLETE",
+    "AUTO", "BOT_ABANDON", "BOT_FINISH", "CERTIFIED", "DEFAULT_LAMBDA",
+    "EXIT_UNREADABLE", "EXPORT_MAGIC", "INCOMPLETE",
     "MAX_SERIES", "MAX_WATCHERS", "MONEY_MODES", "UNFAIR", "UNREADABLE", "WATCH_EVERY",
     "Agent", "AuditAhead", "GameAuditReport", "GameSetup",
     "HostedTable", "HumanDecider", "JoiningSeat", "LobbyError", "NoSuchTable", "P2PError",
