@@ -345,3 +345,92 @@ def test_the_watchers_screen_names_a_cheat_as_the_judge_does() -> None:
         assert "UNFAIR: Marco (seat 1) signed something false at envelope #41" in text
         assert "The watch ended: the table stopped." in text
         assert "transcript kept: w.silkroad" in lines[-1]
+
+
+class CheatingHandle(TableHandle):
+    """The host's seat, which, once ``armed``, bids more than anyone has at its next turn
+    to bid (a move the rules refuse: every seat, and the watcher, must name seat 0)."""
+
+    def __init__(self, armed: list[bool]) -> None:
+        super().__init__()
+        self.armed = armed
+        self.cheated: list[int] = []
+
+    def attach(self, table: Any, folder: Path | None = None) -> None:
+        from engine.actions import Bid, encode
+        from engine.rules import actors
+        from engine.state import Phase
+        from p2p.protocol.wire import ACTION_KIND
+
+        super().attach(table, folder)
+        previous = table.on_step
+
+        def cheat(t: Any, action: Action) -> None:
+            previous(t, action)
+            if self.armed and not self.cheated and t.state.phase == Phase.BID \
+                    and actors(t.state) == (t.me,):
+                self.cheated.append(t.step)
+                t.emit(ACTION_KIND, [t.step, encode(Bid(1_000_000))])
+
+        table.on_step = cheat
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_cheating_host_is_named_by_the_watch_process_as_by_the_seats(
+        tmp_path: Path) -> None:
+    """The host itself cheats once a ``watch --headless --json`` process is there: the
+    relaying host cannot hide its own envelope (the watcher holds what the seats hold), and
+    the watcher names it as the bot seats' folders name it (exit 1, as ``audit``)."""
+    from p2p.front_door import TableStopped, headless_agent
+    from p2p.judge.game_audit import EXIT_UNFAIR, audit_folder
+
+    async def go() -> dict[str, Any]:
+        name = f"cheat-{uuid.uuid4().hex[:8]}"
+        hosted = HostedTable(name=name, seats=3, player="Host", root=tmp_path / "hp",
+                             shuffle="audit", interface="127.0.0.1", bots=2)
+        armed: list[bool] = []
+        came = asyncio.Event()
+
+        def on_watchers(n: int) -> None:
+            if n and not armed:
+                armed.append(True)
+                came.set()
+
+        hosted.on_watchers = on_watchers
+        await hosted.open()
+        proc: asyncio.subprocess.Process | None = None
+        try:
+            watcher = await _spawn("watch", f"127.0.0.1:{hosted.port}", "--headless",
+                                   "--json", "--timeout", "60", "--every", "0.5",
+                                   "--transcript", str(tmp_path / "watched.silkroad"))
+            proc = watcher
+            await asyncio.wait_for(came.wait(), 60)  # it waits in the lobby for the game
+            await hosted.wait_full(60)
+            setup = await hosted.start()
+            handle = CheatingHandle(armed)
+            with pytest.raises(TableStopped):
+                await hosted.play(setup, handle, headless_agent("heuristic", 1))
+            out, err = await asyncio.wait_for(watcher.communicate(), 90)
+            return {"out": out.decode(), "err": err.decode(), "rc": watcher.returncode,
+                    "cheated": handle.cheated}
+        finally:
+            if proc is not None and proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            await hosted.close()
+
+    got = asyncio.run(go())
+    assert got["cheated"], "the host never got to bid"
+    assert got["rc"] == EXIT_UNFAIR, (got["err"], got["out"][-2000:])
+    verdict = json.loads(got["out"].strip().splitlines()[-1])
+    assert verdict["culprit"] == 0 and verdict["culprit_name"] == "Host", verdict
+    folders = sorted(p.parent for p in (tmp_path / "hp").glob("bot*/*/meta.json"))
+    assert len(folders) == 2
+    for folder in folders:
+        seat = audit_folder(folder)
+        assert seat.exit_code == EXIT_UNFAIR and seat.violation is not None, str(seat)
+        assert (seat.violation.party, seat.violation.rule) == (0, verdict["rule"])
+    kept = audit_game(verdict["transcript"])
+    assert kept.exit_code == EXIT_UNFAIR and kept.violation is not None
+    assert kept.violation.party == 0
