@@ -97,6 +97,10 @@ def run_watch(args: argparse.Namespace) -> int:
     try:
         result = asyncio.run(_watch(args))
     except Abort as exc:
+        if args.json:  # a script still reads one object: why nothing was watched
+            print(json.dumps({"status": "unwatched", "verdict": "unwatched",
+                              "exit_code": exc.code, "error": str(exc),
+                              "table": args.target}), flush=True)
         return fail("watch", str(exc), exc.code)
     except OSError as exc:
         return fail("watch", f"cannot use the network: {exc.strerror or exc}", EXIT_USAGE)

@@ -224,6 +224,13 @@ def test_watching_a_port_that_is_no_table_exits_2_naming_it(
                  "--transcript", os.devnull])
     err = capsys.readouterr().err
     assert code == 2 and f"127.0.0.1:{port}" in err and "Traceback" not in err, err
+    # --json: one object on stdout all the same, saying why
+    code = main(["watch", f"127.0.0.1:{port}", "--headless", "--json", "--timeout", "1",
+                 "--transcript", os.devnull])
+    out = capsys.readouterr().out
+    said = json.loads(out)
+    assert code == 2 and said["exit_code"] == 2 and said["status"] == "unwatched"
+    assert f"127.0.0.1:{port}" in said["error"]
 
 
 def test_watch_help_lists_its_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
