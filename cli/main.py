@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
-from cli.commands import audit, bench, host, join, play, replay, simulate, tables
+from cli.commands import audit, bench, host, join, play, replay, simulate, tables, watch
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     host.register(sub)
     join.register(sub)
     tables.register(sub)
+    watch.register(sub)
     audit.register(sub)
     replay.register(sub)
     simulate.register(sub)

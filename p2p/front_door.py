@@ -31,6 +31,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from crypto.parallel import workers
 from crypto.shuffle import DEFAULT_LAMBDA
@@ -40,9 +41,11 @@ from .audit_ahead import AuditAhead
 from .errors import LobbyError, P2PError, ProtocolError
 from .game import MAX_SERIES, MONEY_MODES, GameParams, GameSetup
 from .handle import TableHandle
-from .identity import Identity
+from .identity import Identity, fingerprint
 from .judge.game_audit import (
     CERTIFIED,
+    EXIT_UNREADABLE,
+    INCOMPLETE,
     UNFAIR,
     UNREADABLE,
     GameAuditReport,
@@ -87,19 +90,26 @@ from .store import (
     read_export,
     write_private,
 )
-from .table import Agent, HumanDecider, TableResult, TableStopped
+from .table import Agent, HumanDecider, Table, TableResult, TableStopped
+from .watch.client import EVERY as WATCH_EVERY
+from .watch.client import Watcher, WatchError, WatchResult
+from .watch.hub import WatchHub
+from .watch.stream import MAX_WATCHERS, GameInfo
 
 __all__ = [  # the CLI's names: this module's own and those re-exported for it
-    "AUTO", "BOT_ABANDON", "BOT_FINISH", "CERTIFIED", "DEFAULT_LAMBDA", "EXPORT_MAGIC",
-    "MAX_SERIES", "MONEY_MODES", "UNFAIR", "UNREADABLE", "Agent", "AuditAhead",
-    "GameAuditReport", "GameSetup",
+    "AUTO", "BOT_ABANDON", "BOT_FINISH", "CERTIFIED", "DEFAULT_LAMBDA",
+    "EXIT_UNREADABLE", "EXPORT_MAGIC", "INCOMPLETE",
+    "MAX_SERIES", "MAX_WATCHERS", "MONEY_MODES", "UNFAIR", "UNREADABLE", "WATCH_EVERY",
+    "Agent", "AuditAhead", "GameAuditReport", "GameSetup",
     "HostedTable", "HumanDecider", "JoiningSeat", "LobbyError", "NoSuchTable", "P2PError",
     "RosterEntry", "RotationRefused", "SeatRecord", "SeriesRecord", "StoreError",
-    "TableBrowser", "TableHandle", "TableInfo", "TableStopped", "audit_folder", "audit_game",
-    "browse_tables", "clean",
-    "estimate_bits", "find_table", "generate_code", "headless_agent", "normalize_code",
+    "TableBrowser", "TableHandle", "TableInfo", "TableStopped", "WatchError", "WatchResult",
+    "Watcher",
+    "audit_folder", "audit_game", "browse_tables", "clean",
+    "estimate_bits", "find_table", "follow_watchers", "generate_code", "headless_agent",
+    "lan_discovery", "normalize_code",
     "play_local", "private_dirs", "read_export", "read_seat", "read_series", "resume_seat",
-    "shown_names", "summary", "workers", "write_private",
+    "shown_names", "summary", "watch_table", "workers", "write_private",
 ]
 
 log = logging.getLogger("p2p.front_door")
@@ -144,6 +154,27 @@ async def browse_tables(interface: str | None, timeout: float,
             if until is not None and until(browser.tables):
                 break
         return dict(browser.tables)
+
+
+def lan_discovery(interface: str | None) -> Discovery:
+    """A zeroconf browser on ``interface`` (None: every IPv4 one); ``async with`` it, then
+    ``browse()`` (a watcher picking a table: it has no seat's listener to ask)."""
+    return Discovery(_interfaces(interface))
+
+
+async def follow_watchers(interface: str | None, host_key: bytes,
+                          on_count: Callable[[int], None]) -> None:
+    """Tell ``on_count`` the watcher count the table of the host's key ``host_key``
+    (seat 0's roster key) advertises, whenever its record changes, until cancelled: a
+    joined seat hears of the watchers through the LAN (only the host relays to them).
+    Best effort: where multicast does not pass it never tells."""
+    fp = fingerprint(host_key)
+    async with Discovery(_interfaces(interface)) as disc, \
+            disc.browse(match=lambda ad: ad.fingerprint == fp) as browser:
+        while True:
+            event = await browser.next_event()
+            if event.table is not None:
+                on_count(event.table.ad.watchers)
 
 
 class NoSuchTable(LookupError):
@@ -214,6 +245,15 @@ class HostedTable:
         self._next_from: NextGame | None = None
         #: the address joiners dial (the chosen interface, else the first LAN address)
         self.dial = interface or "127.0.0.1"
+        #: hears the number of watchers whenever it changes (the host's screen shows it)
+        self.on_watchers: Callable[[int], None] | None = None
+        self._hub: WatchHub | None = None
+        self._hub_done: asyncio.Task[None] | None = None
+
+    @property
+    def watchers(self) -> int:
+        """Watchers at the table now (:mod:`p2p.watch`)."""
+        return self._hub.count if self._hub is not None else 0
 
     @property
     def bots(self) -> int:
@@ -257,7 +297,34 @@ class HostedTable:
                                  advertise_addresses=_interfaces(self.interface),
                                  money=self.money, series=series,
                                  advertisement=previous.advertisement if previous else None)
+        await self._open_hub()  # before the LAN sees the table: a watcher may come at once
         await self._lobby.open()
+
+    async def _open_hub(self) -> None:
+        """A new watch hub for the game being seated.  One hub per game (not one per
+        series): each game has its own id, roster and transcript, so a watcher watches
+        one game and leaves with its file; the last game's watchers were sent its end
+        (:meth:`play`) before the next hub takes the listener's watch service."""
+        assert self._listener is not None and self._lobby is not None
+        await self._close_hub()
+        self._hub = await WatchHub(self._listener, join_code=self.code,
+                                   guard=self._lobby.code_guard,
+                                   on_change=self._watchers_changed).open()
+
+    async def _close_hub(self) -> None:
+        if self._hub_done is not None:
+            with contextlib.suppress(Exception):
+                await self._hub_done
+            self._hub_done = None
+        if self._hub is not None:
+            await self._hub.close()
+            self._hub = None
+
+    def _watchers_changed(self, count: int) -> None:
+        if self._lobby is not None:
+            self._lobby.set_watchers(count)
+        if self.on_watchers is not None:
+            self.on_watchers(count)
 
     def _seat_bots(self) -> None:
         loop = asyncio.get_running_loop()
@@ -290,7 +357,12 @@ class HostedTable:
         """Start with whoever is seated (3 or more); :class:`p2p.errors.LobbyError` says why
         it failed."""
         assert self._lobby is not None, "open() first"
-        return await self._lobby.start()
+        setup = await self._lobby.start()
+        if self._hub is not None:  # watchers who came in the lobby learn the game now
+            self._hub.start(GameInfo(setup.table or self.name, list(setup.roster),
+                                     setup.params, setup_board(setup), setup.game_id,
+                                     DEFAULT_LAMBDA, list(setup.nonces)))
+        return setup
 
     def _bot_folder(self, plan: _BotPlan, setup: GameSetup) -> Path:
         return game_folder(self.root / f"bot{plan.index}", setup.game_id,
@@ -324,8 +396,23 @@ class HostedTable:
         bots = [BotSeat(keys[p.identity.public], str(self._bot_folder(p, setup).resolve()),
                         p.kind, p.seed, 0.0, BOT_ABANDON)
                 for p in self._plans if p.identity.public in keys]
-        result = await play_setup(setup, self._listener, self.root, agent, human,
-                                  on_table=handle.attach, bot_seats=bots)
+        hub = self._hub
+
+        def on_table(table: Table, folder: Path) -> None:
+            handle.attach(table, folder)
+            if hub is not None:
+                hub.attach(table)
+
+        try:
+            result = await play_setup(setup, self._listener, self.root, agent, human,
+                                      on_table=on_table, bot_seats=bots)
+        except TableStopped as exc:
+            self._finish_hub(f"the table stopped: {exc}")
+            raise
+        except BaseException:
+            self._finish_hub("the host left the table")
+            raise
+        self._finish_hub("the game ended")
         handle.result = result
         for task in self._bot_tasks:  # their transcripts are theirs; give them a moment
             with contextlib.suppress(Exception):
@@ -340,6 +427,13 @@ class HostedTable:
                                        tuple(e.key for e in setup.roster), leader)
         return result
 
+    def _finish_hub(self, reason: str) -> None:
+        """Send the watchers the game's last envelopes and its end, aside: a slow watcher
+        must not hold up the host's report (the listener stays open until :meth:`close`,
+        which waits for this first)."""
+        if self._hub is not None and self._hub_done is None:
+            self._hub_done = asyncio.get_running_loop().create_task(self._hub.finish(reason))
+
     async def _cancel_bots(self) -> None:
         for task in self._bot_tasks:
             if not task.done():
@@ -350,6 +444,8 @@ class HostedTable:
     async def close(self) -> None:
         """Withdraw the table, stop the bot seats, free the port (idempotent)."""
         await self._cancel_bots()
+        with contextlib.suppress(Exception):
+            await self._close_hub()
         if self._lobby is not None:
             with contextlib.suppress(Exception):
                 await self._lobby.close()
@@ -488,6 +584,31 @@ class JoiningSeat:
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.close_for_good()
+
+
+# --- watching -------------------------------------------------------------------------------
+WatchEvent = Callable[[str, dict[str, Any]], None]
+
+
+async def watch_table(target: TableInfo | tuple[str, int], *, code: str | None,
+                      timeout: float, transcript: str | Path | None,
+                      on_event: WatchEvent | None = None, record: bool = False,
+                      every: float = WATCH_EVERY,
+                      watcher: Watcher | None = None) -> WatchResult:
+    """``silkroad watch``: sit a watcher at a discovered table (its key must be the one it
+    advertised) or at ``(host, port)``, verify everything live and return the verdict
+    (:class:`p2p.watch.client.Watcher`; :class:`WatchError` if it cannot watch).
+    ``record`` keeps every replayed state for a screen (``report.replay``).  ``watcher``:
+    one made by the caller (to :meth:`~p2p.watch.client.Watcher.save` what it holds if
+    the watch is given up); ``every``, ``record`` and ``on_event`` then are its own."""
+    if isinstance(target, TableInfo):
+        host, port, fp = target.host, target.port, target.ad.fingerprint
+    else:
+        (host, port), fp = target, None
+    if watcher is None:
+        watcher = Watcher(every=every, record=record, on_event=on_event)
+    return await watcher.watch(host, port, code=code, fingerprint=fp, timeout=timeout,
+                               transcript=transcript)
 
 
 # --- resuming -------------------------------------------------------------------------------

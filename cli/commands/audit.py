@@ -16,21 +16,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-from cli.verdict import verdict_of
+from cli.verdict import CHECKED, verdict_of, verdict_text
+from cli.verdict import who as _who
 from p2p.front_door import (
-    CERTIFIED,
-    UNFAIR,
     UNREADABLE,
-    GameAuditReport,
     audit_folder,
     audit_game,
     summary,
     workers,
 )
-
-CHECKED = ("every signature and hash chain; every proof and decryption share; every token "
-           "decrypted with the secrets published at the end; every claim about hidden "
-           "goods; every action against the rules; every ack against the replay")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,40 +94,3 @@ def run(args: argparse.Namespace) -> int:
 def _progress(done: int, total: int) -> None:
     print(f"\rauditing: {done}/{total} envelopes checked…", end="", file=sys.stderr,
           flush=True)
-
-
-def verdict_text(report: GameAuditReport) -> str:
-    """The verdict in a player's words: what was checked, who is named, what is missing."""
-    names = report.names
-    if report.status == CERTIFIED:
-        return (f"CERTIFIED: {report.steps} engine steps replayed. Checked: {CHECKED}; and "
-                f"every seat signed the final state. Scores: {_scores(report)}.")
-    v = report.violation
-    if report.status == UNFAIR and v is not None:
-        where = "" if v.envelope is None else f" at envelope #{v.envelope}"
-        who = _who(v.party, names)
-        return f"UNFAIR: {who} signed something false{where}: rule {v.rule}: {v.detail}"
-    notes = report.notes or ([v.detail] if v is not None else [])
-    shown = "; ".join(notes[:6]) + (f" (+{len(notes) - 6} more)" if len(notes) > 6 else "")
-    stop = report.stopped or {}
-    stopped = f" The table stopped: {stop.get('detail') or stop.get('rule')}." if stop else ""
-    return (f"NOT CERTIFIED ({report.status}): nobody is named ({report.steps} engine steps "
-            f"replayed): {shown}.{stopped}")
-
-
-def _scores(report: GameAuditReport) -> str:
-    """"Ann 26, Marco 29, …" (seat numbers when the names cannot be read)."""
-    if not report.scores:
-        return "none"
-    names = report.names
-    return ", ".join(f"{names[p] if p < len(names) else f'seat {p}'} {v}"
-                     for p, v in enumerate(report.scores))
-
-
-def _who(party: int | None, names: list[str], bare: bool = False) -> str | None:
-    """"Marco (seat 1)" for a violation's party: a player reads names, not party numbers."""
-    if party is None:
-        return None if bare else "an unidentified party"
-    if 0 <= party < len(names):
-        return names[party] if bare else f"{names[party]} (seat {party})"
-    return None if bare else f"seat {party}"

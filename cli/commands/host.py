@@ -249,6 +249,13 @@ async def _one_game(hosted: HostedTable, args: argparse.Namespace, kind: str,
                          with_agent(runner) if args.headless else runner,
                          words=setup.words, hidden_money=setup.params.hidden_money)
     made[:] = [session]  # the games before it ended: nothing of theirs to resume
+    session.set_watching(hosted.watchers)
+
+    def watching(count: int) -> None:  # "2 watching" in the table's header
+        session.set_watching(count)
+        say(args, event="watchers", count=count)
+
+    hosted.on_watchers = watching
     t0 = time.perf_counter()
     result = await play_session(session, args, again=again)
     code = await report_game(session, args, args.table, setup.params.game_no,

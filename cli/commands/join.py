@@ -53,6 +53,7 @@ from p2p.front_door import (
     TableHandle,
     TableInfo,
     find_table,
+    follow_watchers,
     headless_agent,
     read_seat,
     resume_seat,
@@ -220,7 +221,20 @@ async def _play(seat: JoiningSeat, setup: GameSetup, args: argparse.Namespace, k
                          with_agent(runner) if args.headless else runner,
                          words=setup.words, hidden_money=setup.params.hidden_money)
     made[:] = [session]  # the games before it ended: nothing of theirs to resume
-    return session, await play_session(session, args, again=again)
+
+    def watching(count: int) -> None:  # "2 watching" in the header, as at the host's
+        if count != session.watching:
+            session.set_watching(count)
+            say(args, event="watchers", count=count)
+
+    follow = asyncio.ensure_future(follow_watchers(args.interface, setup.roster[0].key,
+                                                   watching))
+    try:
+        return session, await play_session(session, args, again=again)
+    finally:
+        follow.cancel()
+        with contextlib.suppress(BaseException):
+            await follow
 
 
 async def _resume(args: argparse.Namespace, agent: Agent | None,

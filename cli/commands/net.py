@@ -98,8 +98,9 @@ def describe(info: TableInfo) -> str:
     rules = "".join(f"  {x}" for x in (
         ad.variant if ad.variant != "base" else "", "hidden money" if ad.money == "hidden"
         else "") if x)
+    watching = f"  {ad.watchers} watching" if ad.watchers else ""
     return (f"{ad.name:<24.24} {ad.seats_taken}/{ad.seats_total} seats  {ad.phase:<7}"
-            f"{code}{rules}")
+            f"{code}{rules}{watching}")
 
 
 def needs_terminal(args: argparse.Namespace, prog: str) -> int | None:

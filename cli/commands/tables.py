@@ -34,7 +34,8 @@ def table_row(info: TableInfo) -> dict[str, object]:
     return {"name": ad.name, "host": info.host, "port": info.port,
             "seats_taken": ad.seats_taken, "seats_total": ad.seats_total, "phase": ad.phase,
             "code_required": ad.code_required, "variant": ad.variant, "money": ad.money,
-            "fingerprint": ad.fingerprint, "addresses": list(info.addresses)}
+            "watchers": ad.watchers, "fingerprint": ad.fingerprint,
+            "addresses": list(info.addresses)}
 
 
 def run_tables(args: argparse.Namespace) -> int:

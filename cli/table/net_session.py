@@ -179,6 +179,8 @@ class NetSession:
         self.stopped: TableStopped | None = None
         self.error: str | None = None
         self.finished = asyncio.Event()
+        #: watchers at the table (a host's seat hears them: :meth:`set_watching`)
+        self.watching = 0
 
     # --- TableSession --------------------------------------------------------------------
     @property
@@ -340,6 +342,13 @@ class NetSession:
         if any(self._links.get(s) is False for s in seats):
             return STALL_NOTICE
         return THINK_LIMIT if _a_move(what) else STALL_NOTICE
+
+    def set_watching(self, count: int) -> None:
+        """The number of watchers changed (the host's table tells its seat): the header
+        shows "2 watching", so the players know who else sees the table."""
+        if count != self.watching:
+            self.watching = count
+            self._emit(StateChanged(()))
 
     # --- wiring to the table ---------------------------------------------------------------
     def _emit(self, ev: Event) -> None:

@@ -263,10 +263,15 @@ class TableView(ABC):
             phase = "LAST market"
         left = f" SILK ROAD │ {city} · stop {min(s.visit, stops)}/{stops} │ {phase}"
         turn = "  ▶ YOUR TURN" if self.my_turn() else ""
-        right = "? help  q quit "
         width = self._width()
+        watching = int(getattr(self.session, "watching", 0) or 0)
+        seen = f"{watching} watching" if watching else ""
+        # the keys' hint goes first when room is short, then the watchers
+        for right in (f"{seen} · ? help  q quit " if seen else "? help  q quit ",
+                      f"{seen} " if seen else "", ""):
+            if len(left) + len(turn) + len(right) <= width:
+                break
         if len(left) + len(turn) + len(right) > width:
-            right = ""
             left = left.replace("SILK ROAD │ ", "")[: max(0, width - len(turn))]
         pad = max(1, width - len(left) - len(turn) - len(right))
         return [("class:status", left), ("class:status.turn", turn),

@@ -17,7 +17,12 @@ phase  ``lobby`` or ``playing``                 ``lobby``
 fp     host key fingerprint (32 hex)            ``6777b308…``
 code   ``1`` if a join code is required         ``0``
 var    rules variant                            ``base``
+watch  watchers now (sent only when > 0)        ``2``
 =====  =======================================  ======================
+
+Optional keys (``money``, ``watch``) are sent only when they differ from the default, and
+a missing one reads as the default: a peer of an older version never sees a key it does
+not know from a table of the base rules, and ignores one it does (TXT keys are a map).
 
 Interfaces are selectable: ``None`` means every IPv4 interface (production); tests pass
 ``["127.0.0.1"]`` so nothing leaves the loopback interface.
@@ -47,6 +52,8 @@ PHASES = ("lobby", "playing")
 MAX_TABLES = 256
 """Tables a browser keeps at most (the LAN, not this program, decides how many exist)."""
 MAX_EVENTS = 256
+MAX_WATCH = 64
+"""Largest watcher count an advertisement may state (a table admits far fewer)."""
 MAX_INSTANCE = 255
 """Longest instance name shown (a DNS name is at most 255 bytes anyway)."""
 """Unread browser events kept at most; :attr:`TableBrowser.tables` stays the truth."""
@@ -72,6 +79,8 @@ class TableAd:
     #: "hidden" when the table keeps money behind screens (sent only then: a table of the
     #: base rules advertises the record it always did)
     money: str = "open"
+    #: watchers at the table now (:mod:`p2p.watch`); sent only when there are any
+    watchers: int = 0
 
     def to_properties(self) -> dict[str, str]:
         props = {
@@ -85,6 +94,8 @@ class TableAd:
         }
         if self.money == "hidden":
             props["money"] = "hidden"
+        if self.watchers > 0:
+            props["watch"] = str(min(self.watchers, MAX_WATCH))
         size = sum(1 + len(k) + 1 + len(v.encode()) for k, v in props.items())
         if size > MAX_TXT:  # pragma: no cover - bounded by the clipping above
             raise ValueError(f"TXT record of {size} bytes exceeds {MAX_TXT}")
@@ -115,6 +126,7 @@ class TableAd:
             variant=clean(text("var"), 16),
             version=version,
             money="hidden" if props.get(b"money") == b"hidden" else "open",
+            watchers=_watchers(props.get(b"watch")),
         )
         if ad.phase not in PHASES:
             raise ValueError(f"unknown phase {clean(repr(ad.phase), 40)}")
@@ -123,6 +135,15 @@ class TableAd:
         if len(ad.fingerprint) != 32 or any(c not in "0123456789abcdef" for c in ad.fingerprint):
             raise ValueError("bad fingerprint")
         return ad
+
+
+def _watchers(raw: bytes | None) -> int:
+    """The ``watch`` field: absent (an older host, or nobody watching) is 0."""
+    if raw is None:
+        return 0
+    if not raw.isdigit() or len(raw) > 3 or int(raw) > MAX_WATCH:
+        raise ValueError(f"bad watch count {clean(repr(raw), 20)}")
+    return int(raw)
 
 
 TableFilter = Callable[[TableAd], bool]

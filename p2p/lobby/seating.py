@@ -201,6 +201,8 @@ class Table:
         self._changed = asyncio.Event()
         self._ad_task: asyncio.Task[None] | None = None
         self._joining = 0
+        #: watchers at the table (:mod:`p2p.watch`), as the advertisement states it
+        self.watchers = 0
 
     # ---------------------------------------------------------------- lifecycle
     async def open(self) -> Table:
@@ -258,7 +260,15 @@ class Table:
             code_required=self.join_code is not None,
             variant=self.variant,
             money=self.money,
+            watchers=self.watchers,
         )
+
+    def set_watchers(self, count: int) -> None:
+        """The watchers at the table changed: tell the LAN (the advertisement only; the
+        seats' lobby connections hear nothing of it)."""
+        if count != self.watchers:
+            self.watchers = count
+            self._publish()
 
     def _refresh(self) -> None:
         """Tell joiners and the LAN that the seats changed."""
@@ -268,6 +278,10 @@ class Table:
             if seat.conn is not None:
                 with contextlib.suppress(P2PError, OSError):
                     seat.conn.send(["lobby", roster, self.seats_total])
+        self._publish()
+
+    def _publish(self) -> None:
+        """Update the advertisement (in order, best effort)."""
         if self.advertisement is not None:
             previous = self._ad_task
             ad = self._ad()

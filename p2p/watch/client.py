@@ -255,6 +255,16 @@ class Watcher:
             took = time.monotonic() - began
             await asyncio.sleep(max(self.every - took, 2 * took))
 
+    def save(self, transcript: str | Path) -> Path | None:
+        """Write what this watcher holds as a ``game.silkroad`` file (0600), None before
+        the game is known: at the end, or when the watcher leaves early (the file then
+        audits as incomplete, naming no one unless a seat signed something false)."""
+        info = self.info
+        if info is None:
+            return None
+        return write_private(transcript, encode_export(
+            info.roster, info.params, info.game_id, info.lam, self._held.wires, info.board))
+
     # ---------------------------------------------------------------- watching
     async def watch(self, host: str, port: int, *, code: str | None = None,
                     fingerprint: str | None = None, timeout: float = DIAL_TIMEOUT,
@@ -313,11 +323,7 @@ class Watcher:
         if self.info is None:
             raise WatchError(f"the watch ended before the game began ({ended})")
         report = await self._judge(self.record)
-        path = None
-        if transcript is not None:
-            info = self.info
-            path = write_private(transcript, encode_export(
-                info.roster, info.params, info.game_id, info.lam, self._held.wires, info.board))
+        path = self.save(transcript) if transcript is not None else None
         self._emit("end", ended=ended, seen_to_end=to_end, report=report,
                    transcript=str(path) if path else None)
         return WatchResult(report, self.info, self._held.wires, ended, to_end,

@@ -145,3 +145,25 @@ def test_the_ad_says_when_a_table_plays_reverse_with_hidden_money() -> None:
     line = describe(TableInfo("Tea [abababab]", back, "127.0.0.1", 1, ("127.0.0.1",)))
     assert "reverse" in line and "hidden money" in line, line
     assert "money" not in describe(TableInfo("Tea", plain, "127.0.0.1", 1, ()))
+
+
+def test_the_watch_count_is_optional_in_the_record() -> None:
+    """No watchers: the record is the one a table always sent (an older peer reads it as
+    before); watchers: a ``watch`` key, read back; a record without it reads as 0; a bad
+    count is refused naming the field."""
+    from dataclasses import replace
+
+    ad = TableAd("t", 1, 3, "0" * 32)
+    plain = ad.to_properties()
+    assert "watch" not in plain
+    two = replace(ad, watchers=2).to_properties()
+    assert two["watch"] == "2" and {k: v for k, v in two.items() if k != "watch"} == plain
+
+    def raw(props: dict[str, str]) -> dict[bytes, bytes | None]:
+        return {k.encode(): v.encode() for k, v in props.items()}
+
+    assert TableAd.from_properties(raw(two)).watchers == 2
+    assert TableAd.from_properties(raw(plain)).watchers == 0
+    for bad in ("-1", "x", "9999", ""):
+        with pytest.raises(ValueError, match="watch"):
+            TableAd.from_properties(raw({**plain, "watch": bad}))
