@@ -4,12 +4,9 @@ end screen and for what ``play``, ``host`` and ``join`` print afterwards."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from p2p.front_door import GameAuditReport
-
-from p2p.front_door import CERTIFIED, UNFAIR, GameAuditReport
+from p2p.front_door import CERTIFIED, UNFAIR, GameAuditReport, audit_game, summary
 
 CHECKED = ("every signature and hash chain; every proof and decryption share; every token "
            "decrypted with the secrets published at the end; every claim about hidden "
@@ -22,15 +19,11 @@ def verdict_of(code: int) -> str:
 
 def audit_summary(path: Path) -> dict[str, Any]:
     """Audit a transcript (signatures, proofs, engine replay) and summarise it for JSON."""
-    from p2p.front_door import audit_game
-
     return summarise(audit_game(path))
 
 
 def summarise(report: GameAuditReport) -> dict[str, Any]:
     """An audit's report as JSON, with the ``verdict`` word of its exit code."""
-    from p2p.front_door import summary
-
     out = summary(report)
     out["verdict"] = verdict_of(report.exit_code)
     return out

@@ -702,7 +702,3 @@ def headless_agent(kind: str, seed: int) -> Agent:
     """The bot that plays a headless seat."""
     return make_bot(kind, seed)
 
-
-__all__ = ["HostedTable", "JoiningSeat", "LobbyError", "NoSuchTable", "SeatRecord",
-           "TableHandle", "browse_tables", "find_table", "headless_agent", "play_local",
-           "read_seat", "resume_seat"]
