@@ -40,6 +40,7 @@ be canonical and non-zero; the prover retries (probability ≈ N·2^-252) instea
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 
 from nacl import bindings as _nb
@@ -54,13 +55,21 @@ TAG = "shuffle-tw"
 L = g.L
 
 _GENS: list[g.Point] = []
+_GENS_LOCK = threading.Lock()
 _H0: g.Point = g.hash_to_point(TAG + "-generator", ["h"])
 
 
 def generators(n: int) -> list[g.Point]:
-    """``H_1 … H_n`` (cached; identical for every game, nobody knows their logs)."""
-    while len(_GENS) < n:
-        _GENS.append(g.hash_to_point(TAG + "-generator", ["h_i", len(_GENS)]))
+    """``H_1 … H_n`` (cached; identical for every game, nobody knows their logs).
+
+    Filled under a lock: a seat's table checks shuffles while its audit runs ahead in a
+    thread (and a watcher audits in threads too); two threads extending the cache at once
+    could both append the same index and shift every later generator for the life of
+    the process, so that every honest shuffle proof after would fail."""
+    if len(_GENS) < n:
+        with _GENS_LOCK:
+            while len(_GENS) < n:
+                _GENS.append(g.hash_to_point(TAG + "-generator", ["h_i", len(_GENS)]))
     return _GENS[:n]
 
 

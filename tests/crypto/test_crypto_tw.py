@@ -3,6 +3,8 @@ shuffler named (live and by the auditor); the cut-and-choose option still works.
 
 from __future__ import annotations
 
+import sys
+import threading
 from typing import Any, ClassVar
 
 import msgpack
@@ -289,3 +291,26 @@ def test_tw_proof_is_much_smaller_than_cut_and_choose() -> None:
     cc_size = len(msgpack.packb(sh.prove(deck, out, w, y, ["c"], 40)))
     assert tw_size * 3 < cc_size
     assert len(msgpack.packb(encode_deck(out))) < tw_size
+
+
+def test_threads_filling_the_generator_cache_at_once_agree_with_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table checks shuffles while its audit runs ahead in a thread: threads extending
+    the generators' cache together must not append an index twice (which would shift every
+    later generator and fail every honest proof for the rest of the process)."""
+    want = [g.hash_to_point(tw.TAG + "-generator", ["h_i", i]) for i in range(120)]
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        for _ in range(10):
+            monkeypatch.setattr(tw, "_GENS", [])
+            got: list[list[bytes]] = []
+            threads = [threading.Thread(target=lambda out=got: out.append(tw.generators(120)))
+                       for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert got == [want] * 4 and tw._GENS == want
+    finally:
+        sys.setswitchinterval(old)
