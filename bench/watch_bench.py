@@ -22,15 +22,16 @@ hosts a :class:`p2p.watch.hub.WatchHub`.  Reported:
   (``VmHWM``) of a process holding one watcher, its RSS before it watched, and what it
   holds (envelopes, bytes).
 
-Why the watchers run in **one child process, niced** (``os.nice(10)``): in reality each
-watcher is a laptop of its own, and its judging (the offline audit re-run on what it
-holds) is its own CPU, not the host's.  In this process they would steal the host's GIL
-and core and be counted as the hub's cost.  One child rather than one per watcher because
-this machine has 2 cores: a single process (one GIL) bounds all the watchers' judging to
-about one core, niced below the tables, so what the runs with watchers measure is the
-host's cost of serving them (the taps, the queues, the writer tasks, the sockets), plus
-what a shared 2-core machine cannot hide.  The watchers connect before the game starts,
-so every move of a run with watchers is served to all of them.
+Why each watcher runs in **a child process of its own, niced** (``os.nice(10)``): in
+reality each watcher is a laptop of its own, and its judging (the offline audit re-run on
+what it holds) is its own CPU, not the host's.  In this process it would take the host's
+GIL and be counted as the hub's cost.  One process per watcher, not one for all: that is
+what a watcher is (its peak RSS is one watcher's), and watchers sharing a process would
+run their audits in threads side by side, which nothing real does.  Niced, so that on
+this 2-core machine the tables get the CPU first; what remains counted is the host's cost
+of serving them (the taps, the queues, the writer tasks, the sockets) plus whatever a
+shared 2-core machine cannot hide of four auditing processes.  The watchers connect
+before the game starts, so every move of a run with watchers is served to all of them.
 
 Usage: ``python -m bench.watch_bench [--players 4] [--watchers 4] [--rounds 5]
 [--memory-players 6] [--shuffle audit|verified] [--seed 1] [--json]``.
@@ -90,7 +91,8 @@ async def _child(host: str, port: int, count: int, every: float, folder: Path) -
         return {"at": done, "status": r.report.status, "seen_to_end": r.seen_to_end,
                 "ended": r.ended, "forged": r.forged, "envelopes": len(r.wires),
                 "bytes": sum(len(x) for x in r.wires),
-                "final_hash": (r.report.final_hash or b"").hex()}
+                "final_hash": (r.report.final_hash or b"").hex(),
+                "report": str(r.report) if r.report.status != "certified" else ""}
 
     outs = await asyncio.gather(*(one(i) for i in range(count)), return_exceptions=True)
     watchers = [o if isinstance(o, dict) else {"error": f"{type(o).__name__}: {o}"}
@@ -121,26 +123,43 @@ async def _line(proc: asyncio.subprocess.Process, event: str, timeout: float) ->
                     return msg
 
 
+async def _spawn(port: int, every: float, folder: Path) -> asyncio.subprocess.Process:
+    """One watcher's process (niced by itself, :func:`_child_main`)."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bench.watch_bench", "--child", "127.0.0.1", str(port), "1",
+        str(every), str(folder), stdout=asyncio.subprocess.PIPE)
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        if proc.returncode is None:
+            try:
+                await asyncio.wait_for(proc.wait(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
 async def play(players: int, watchers: int, seed: int, shuffle: str, every: float,
                lam: int = DEFAULT_LAMBDA) -> dict[str, Any]:
-    """One game of ``players`` frugal bots with ``watchers`` watchers (in a child
-    process) attached to seat 0's hub from the start."""
+    """One game of ``players`` frugal bots with ``watchers`` watchers (one child process
+    each) attached to seat 0's hub from the start."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         peers = await make_local_setup(players, shuffle, root, lam=lam)
         host = peers[0]
         hub = await WatchHub(host.listener).open()
-        proc: asyncio.subprocess.Process | None = None
-        child_ready: dict[str, Any] = {}
+        procs: list[asyncio.subprocess.Process] = []
+        ready: list[dict[str, Any]] = []
+        done: list[dict[str, Any]] = []
         tables = []
         try:
-            if watchers:
-                proc = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "bench.watch_bench", "--child", "127.0.0.1",
-                    str(host.listener.port), str(watchers), str(every), str(root),
-                    stdout=asyncio.subprocess.PIPE)
-                child_ready = await _line(proc, "ready", JOIN_TIMEOUT)
-                await hub.wait_for(lambda h: h.count == watchers, JOIN_TIMEOUT)
+            for i in range(watchers):
+                folder = root / f"watcher{i}"
+                folder.mkdir()
+                procs.append(await _spawn(host.listener.port, every, folder))
+            ready = [await _line(p, "ready", JOIN_TIMEOUT) for p in procs]
+            await hub.wait_for(lambda h: h.count == watchers, JOIN_TIMEOUT)
             for p in peers:
                 tables.append(await start_peer(p, FrugalBot(seed * 10 + p.seat), lam=lam,
                                                abandon_timeout=60))
@@ -153,25 +172,20 @@ async def play(players: int, watchers: int, seed: int, shuffle: str, every: floa
             wall = time.perf_counter() - t0
             ended = time.monotonic()
             await hub.finish("the game ended")
-            child_done = await _line(proc, "done", GAME_TIMEOUT) if proc is not None else {}
+            done = [await _line(p, "done", GAME_TIMEOUT) for p in procs]
         finally:
             await hub.close()
             for p in peers:
                 with contextlib.suppress(Exception):
                     await finish_peer(p, grace=1.0)
-            if proc is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    if proc.returncode is None:
-                        try:
-                            await asyncio.wait_for(proc.wait(), 30)
-                        except TimeoutError:
-                            proc.kill()
-                            await proc.wait()
-    return _game_figures(players, watchers, results, wall, ended, child_ready, child_done)
+            for proc in procs:
+                await _reap(proc)
+    return _game_figures(players, watchers, results, wall, ended, ready, done)
 
 
 def _game_figures(players: int, watchers: int, results: list[TableResult], wall: float,
-                  ended: float, ready: dict[str, Any], done: dict[str, Any]) -> dict[str, Any]:
+                  ended: float, ready: list[dict[str, Any]],
+                  done: list[dict[str, Any]]) -> dict[str, Any]:
     moves = move_latencies(results[0].step_times, [r.applied_at for r in results],
                            [r.decided_at for r in results])
     ms = [m * 1000 for m in moves]
@@ -183,12 +197,13 @@ def _game_figures(players: int, watchers: int, results: list[TableResult], wall:
         "envelopes": len(results[0].transcript),
     }
     if watchers:
-        ws = done.get("watchers", [])
+        ws = [w for d in done for w in d["watchers"]]
         good = [w for w in ws if "error" not in w]
         verdict_ms = [round((w["at"] - ended) * 1000, 1) for w in good]
         final = results[0].state_hash.hex()
         out.update({
             "verdicts": [w.get("status", w.get("error")) for w in ws],
+            "not_certified": [w["report"] for w in good if w["report"]],
             "seen_to_end": all(w["seen_to_end"] for w in good) and len(good) == len(ws),
             "watcher_hash_ok": all(w["final_hash"] == final for w in good) and bool(good),
             "verdict_ms": verdict_ms,
@@ -196,8 +211,9 @@ def _game_figures(players: int, watchers: int, results: list[TableResult], wall:
             "verdict_max_ms": max(verdict_ms) if verdict_ms else None,
             "watcher_envelopes": good[0]["envelopes"] if good else 0,
             "watcher_bytes": good[0]["bytes"] if good else 0,
-            "child_rss_before_kib": ready.get("rss_kib"),
-            "child_peak_rss_kib": done.get("hwm_kib"),
+            # one watcher per process: each process's figures are one watcher's
+            "child_rss_before_kib": max(r["rss_kib"] for r in ready),
+            "child_peak_rss_kib": max(d["hwm_kib"] for d in done),
         })
     return out
 
