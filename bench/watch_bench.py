@@ -32,6 +32,9 @@ this 2-core machine the tables get the CPU first; what remains counted is the ho
 of serving them (the taps, the queues, the writer tasks, the sockets) plus whatever a
 shared 2-core machine cannot hide of four auditing processes.  The watchers connect
 before the game starts, so every move of a run with watchers is served to all of them.
+``--every`` sets how often a watcher audits what it holds (1 s as ``silkroad watch``); a
+huge value defers its judging to the end, which takes the watchers' CPU out of the game
+and leaves the host's cost of serving them alone.
 
 Usage: ``python -m bench.watch_bench [--players 4] [--watchers 4] [--rounds 5]
 [--memory-players 6] [--shuffle audit|verified] [--seed 1] [--json]``.
