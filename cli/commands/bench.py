@@ -1,4 +1,5 @@
-"""``silkroad bench engine|crypto|audit|net|adversary|live|bots [args...]``: run a benchmark.
+"""``silkroad bench engine|crypto|audit|net|watch|adversary|live|bots [args...]``: run a
+benchmark.
 
 The benchmarks live in ``bench/`` (written separately); this command only forwards
 the remaining arguments, so each benchmark owns its own options and ``--help``.
@@ -18,6 +19,7 @@ BENCHES = {
     "crypto": "bench.crypto_bench",
     "audit": "bench.audit_bench",
     "net": "bench.net_bench",
+    "watch": "bench.watch_bench",
     "adversary": "bench.adversary",
     "live": "bench.live_adversary",
     "bots": "bench.bots_bench",
@@ -27,12 +29,13 @@ BENCHES = {
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "bench",
-        help="benchmarks (engine, crypto, audit, net, bots), the audit's adversary and a "
-        "live one",
+        help="benchmarks (engine, crypto, audit, net, watch, bots), the audit's adversary "
+        "and a live one",
         description="Run a benchmark; arguments after its name go to the benchmark itself.",
         epilog="Examples:\n  silkroad bench engine\n  silkroad bench crypto --json\n"
         "  silkroad bench audit --transcript game.silkroad --workers 1,2\n"
         "  silkroad bench net --help\n"
+        "  silkroad bench watch --rounds 5\n"
         "  silkroad bench adversary --files 1000 --players 3 --save-violations bad/\n"
         "  silkroad bench live --games 40 --seed 1 --players 3\n"
         "  silkroad bench bots --games 400 --players 4 --workers 2",
@@ -46,7 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.which is None:
         print("silkroad bench: say which benchmark to run: engine, crypto, audit, net, "
-              "adversary, live or bots\n"
+              "watch, adversary, live or bots\n"
               "  e.g. silkroad bench engine · silkroad bench net --help", file=sys.stderr)
         return 2
     mod_name = BENCHES[args.which]
