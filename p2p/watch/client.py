@@ -114,6 +114,10 @@ class Watcher:
         self.report: GameAuditReport | None = None
         self._held = _Held()
         self._new = asyncio.Event()
+        #: the audit running on a worker thread, if any: cancelling the task that awaits
+        #: it does not stop the thread, so the final audit waits for it rather than run
+        #: beside it (and takes its checks from memory, :mod:`crypto.remembered`)
+        self._in_flight: asyncio.Future[GameAuditReport] | None = None
         self._pubs: list[Ed25519PublicKey | None] = []
         self._config: Config | None = None
         self._audits = 0
@@ -231,7 +235,10 @@ class Watcher:
 
     async def _judge(self, record: bool) -> GameAuditReport:
         wires = list(self._held.wires)
-        report = await asyncio.to_thread(self._audit, wires, record)
+        if self._in_flight is not None and not self._in_flight.done():
+            await asyncio.wait([self._in_flight])  # its outcome is superseded by ours
+        self._in_flight = asyncio.ensure_future(asyncio.to_thread(self._audit, wires, record))
+        report = await asyncio.shield(self._in_flight)
         self.report = report
         self._audits += 1
         rep = report.crypto
