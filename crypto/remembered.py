@@ -20,6 +20,7 @@ the network sends: a key is 32 bytes and the values are small (None, a bool, two
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -27,7 +28,7 @@ import inspect
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,6 +40,35 @@ _memory: OrderedDict[bytes, Any] = OrderedDict()
 _lock = threading.Lock()
 _counts = {"hits": 0, "misses": 0}
 _misses: dict[str, int] = {}  # by check, for a benchmark to say what was not remembered
+
+
+class Abandoned(BaseException):
+    """Raised at the next check in a thread whose work was given up (:func:`abandonable`).
+
+    A :class:`BaseException`, like ``KeyboardInterrupt``, so that no ``except Exception``
+    on the way turns it into a verdict: the work it stops is thrown away.  Nothing is lost
+    by stopping it: every check that passed before is remembered already."""
+
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def abandonable(stop: threading.Event) -> Iterator[None]:
+    """Within this block, in this thread, the next check raises :class:`Abandoned` once
+    ``stop`` is set (an audit done ahead that the game's end made useless: the audit of
+    the finished file need not wait for it)."""
+    _local.stop = stop
+    try:
+        yield
+    finally:
+        _local.stop = None
+
+
+def _abandon_if_asked() -> None:
+    stop = getattr(_local, "stop", None)
+    if stop is not None and stop.is_set():
+        raise Abandoned
 
 
 class _Unknown(Exception):
@@ -116,6 +146,7 @@ def _target(fn: Callable[..., Any], args: Sequence[Any]
 def lookup(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[bool, Any]:
     """``(True, what the check returned)`` if ``fn(*args)`` passed before, else
     ``(False, None)``; ``fn`` is a :func:`remembered` check or a :func:`dispatcher`."""
+    _abandon_if_asked()
     target = _target(fn, args)
     key = None if target is None else _key(target[0], target[1], {})
     with _lock:
@@ -150,6 +181,7 @@ def remembered(fn: F) -> F:
 
     @functools.wraps(fn)
     def check(*args: Any, **kwargs: Any) -> Any:
+        _abandon_if_asked()
         key = _key(fn, args, kwargs)
         if key is not None:
             with _lock:

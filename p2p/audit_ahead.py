@@ -4,11 +4,13 @@ Why: the end screen audits the seat's transcript as ``silkroad audit`` would (th
 offline rules); in a cold process that is most of a minute's CPU on a 6-seat game, almost
 all of it proof checks the live table never needed (an observer's checks of blindings and
 shares it is not party to). While the game goes on, this seat audits its own folder as far
-as it goes (:func:`p2p.judge.game_audit.audit_folder`, on a worker thread) every
-:data:`EVERY` steps; each pass leaves every check that passed remembered
-(:mod:`crypto.remembered`), so the next pass, and the audit at the end, check only what
-is new.  The verdict is the ordinary audit's, of the exported file: nothing is taken on
-trust from a pass but the outcome of a check of the very same bytes.
+as it goes (:func:`p2p.judge.game_audit.audit_folder`, on a worker thread) whenever a
+step came and it has rested twice as long as its last pass took (so at most a third of
+a core goes to it), and at the latest every :data:`EVERY` steps; each pass leaves every
+check that passed remembered (:mod:`crypto.remembered`), so the next pass, and the audit
+at the end, check only what is new.  The verdict is the ordinary audit's, of the exported
+file: nothing is taken on trust from a pass but the outcome of a check of the very same
+bytes.
 
 Passes never overlap (one thread), skip while the previous one runs, and their results
 are discarded: a pass over an unfinished folder can only say "incomplete".  The audit of
@@ -20,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
+import time
 from pathlib import Path
 
 from crypto import remembered
@@ -27,13 +31,16 @@ from crypto import remembered
 from .handle import TableHandle
 from .judge.game_audit import GameAuditReport, audit_folder, audit_game
 
-#: Steps between two passes (a 6-seat game has a few hundred).
+#: Most steps between two passes (a 6-seat game has a few hundred).
 EVERY = 24
+#: A pass starts no sooner than this many times its predecessor's duration after it
+#: ended (a pass is a whole replay of the folder: it grows with the game).
+REST = 2.0
 
 
 class AuditAhead:
-    """Audits ``folder`` aside every :data:`EVERY` steps; :meth:`audit` gives the verdict
-    of a transcript at the end.
+    """Audits ``folder`` aside as the steps come (see the module); :meth:`audit` gives the
+    verdict of a transcript at the end.
 
     :meth:`follow` wires it to a seat's :class:`p2p.handle.TableHandle`: the folder, every
     step, and the transcript the moment the table wrote it, so the final audit starts at
@@ -47,6 +54,12 @@ class AuditAhead:
         self.steps = 0
         self.passes = 0
         self._last = 0
+        #: how the final audit's time went (a benchmark prints it): waiting for the pass
+        #: that ran when the game ended, the audit of the file, and both (``verdict_s``:
+        #: from the transcript written to the verdict)
+        self.timing: dict[str, float] = {}
+        self._rested_at = 0.0  # when the next pass may start before ``every`` steps came
+        self._stop = threading.Event()  # set: the running pass gives up at its next check
         self._pass: asyncio.Task[None] | None = None
         self._final: tuple[Path, asyncio.Task[GameAuditReport]] | None = None
 
@@ -64,25 +77,30 @@ class AuditAhead:
         return self
 
     def on_step(self, *_: object) -> None:
-        """One more step: start a pass if enough have come since the last one and none
-        runs.  (None is started at the game's last step: the closes follow it within a
-        fraction of a second, so such a pass would only delay the final audit.)"""
+        """One more step: start a pass if none runs and either the last one has rested
+        :data:`REST` times its duration or :attr:`every` steps came since it.  What is
+        left unchecked when the game ends is then the last few seconds of play (the final
+        audit takes the rest from memory)."""
         self.steps += 1
-        if self.folder is None or self.steps - self._last < self.every:
+        if self.folder is None or (self._pass is not None and not self._pass.done()):
             return
-        if self._pass is not None and not self._pass.done():
+        if self.steps - self._last < self.every and time.monotonic() < self._rested_at:
             return
         self._last = self.steps
         self.passes += 1
         self._pass = asyncio.get_running_loop().create_task(self._one_pass(self.folder))
 
-    @staticmethod
-    async def _one_pass(folder: Path) -> None:
+    async def _one_pass(self, folder: Path) -> None:
+        began = time.monotonic()
+        self._stop = threading.Event()
         with contextlib.suppress(Exception):  # a pass's outcome is discarded anyway
-            await asyncio.to_thread(audit_folder, folder)
+            await asyncio.to_thread(_pass, folder, self._stop)
+        ended = time.monotonic()
+        self._rested_at = ended + REST * (ended - began)
 
     async def settle(self) -> None:
-        """Wait for a running pass (its checks are what the end audit takes from memory)."""
+        """Wait for a running pass (its checks are what the end audit takes from memory;
+        the final audit gives it up first, see :meth:`_audit`)."""
         if self._pass is not None:
             with contextlib.suppress(Exception):
                 await self._pass
@@ -94,8 +112,19 @@ class AuditAhead:
             self._final = (p, asyncio.get_running_loop().create_task(self._audit(p)))
 
     async def _audit(self, path: Path) -> GameAuditReport:
+        began = time.monotonic()
+        # a pass still running checks an unfinished folder: everything it would check,
+        # this audit checks too, and what it checked so far is remembered already
+        self._stop.set()
         await self.settle()
-        return await asyncio.to_thread(audit_game, path)
+        settled = time.monotonic()
+        try:
+            return await asyncio.to_thread(audit_game, path)
+        finally:
+            now = time.monotonic()
+            self.timing = {"wait_for_pass_s": round(settled - began, 3),
+                           "final_audit_s": round(now - settled, 3),
+                           "verdict_s": round(now - began, 3)}
 
     async def audit(self, path: str | os.PathLike[str]) -> GameAuditReport:
         """The audit of the finished game's transcript at ``path`` (a worker thread; the
@@ -112,6 +141,7 @@ class AuditAhead:
     def close(self) -> None:
         """Stop waiting for passes and the final audit (their threads finish on their
         own; nothing is kept from them but the checks they remember)."""
+        self._stop.set()
         for task in (self._pass, self._final[1] if self._final is not None else None):
             if task is not None and not task.done():
                 task.cancel()
@@ -120,3 +150,9 @@ class AuditAhead:
     def remembered() -> dict[str, int]:
         """How the memory of passed checks stands (for benchmarks)."""
         return remembered.stats()
+
+
+def _pass(folder: Path, stop: threading.Event) -> None:
+    """One pass over ``folder`` on a worker thread, given up once ``stop`` is set."""
+    with contextlib.suppress(remembered.Abandoned), remembered.abandonable(stop):
+        audit_folder(folder)

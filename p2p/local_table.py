@@ -172,12 +172,15 @@ async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = N
 
 async def finish_peer(peer: LocalPeer, grace: float = 3.0) -> None:
     """Let our last envelopes reach everyone, then close the mesh and the listener, and
-    unlock the folder."""
+    unlock the folder.  A peer that said goodbye is not waited for: it left on purpose,
+    after its own table ended (with every close, ours included) or when it gave up."""
     try:
         if peer.mesh is not None:
+            mesh = peer.mesh
             deadline = time.monotonic() + grace
-            while any(s["unacked"] for s in peer.mesh.stats().values()) and \
-                    time.monotonic() < deadline:
+            while time.monotonic() < deadline and any(
+                    s["unacked"] for seat, s in mesh.stats().items()
+                    if seat not in mesh.left_seats()):
                 await asyncio.sleep(0.02)
             await peer.mesh.close("game over")
         await peer.listener.close()

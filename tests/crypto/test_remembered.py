@@ -5,6 +5,8 @@ bounded."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from crypto_testkit import count_multiplications, dealt_bus
 from test_crypto_parallel import ORDER8, _proofs
@@ -140,3 +142,27 @@ def test_a_closure_or_a_subclass_is_never_taken_for_another() -> None:
     for x in (first, second, first, Bytes(b"a"), Bytes(b"a")):
         check(x)
     assert len(ran) == 5
+
+
+def test_an_abandoned_thread_stops_at_its_next_check_and_no_other_does() -> None:
+    """An audit done ahead is given up when the game ends: its thread raises at the next
+    check (a BaseException, which no ``except Exception`` turns into a verdict); the same
+    checks elsewhere, and in that thread after the block, run as ever."""
+    items = _proofs(4, {})
+    stop = threading.Event()
+    with remembered.abandonable(stop):
+        dleq.verify(*items[0])  # not asked to stop yet: it runs
+        stop.set()
+        with pytest.raises(remembered.Abandoned):
+            dleq.verify(*items[1])
+        with pytest.raises(remembered.Abandoned):  # the path of crypto.parallel too
+            parallel.run_all(dleq.verify, items[2:])
+        assert not issubclass(remembered.Abandoned, Exception)
+        other: list[object] = []
+        t = threading.Thread(target=lambda: other.append(dleq.verify(*items[1])))
+        t.start()
+        t.join()
+        assert other == [None]  # another thread is not asked to stop
+    dleq.verify(*items[2])  # after the block, this thread checks again
+    res, fail = parallel.run_all(dleq.verify, items)
+    assert fail is None and len(res) == 4

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from table_kit import LAM, run
 from bench import forge
 from crypto import group as g
 from crypto import remembered
+from p2p import audit_ahead
 from p2p.audit_ahead import AuditAhead
 from p2p.handle import TableHandle
 from p2p.judge.game_audit import CERTIFIED, audit_game, summary
@@ -43,6 +45,13 @@ def test_the_verdict_at_the_end_is_the_cold_audits(tmp_path: Path) -> None:
     assert warm["exit_code"] == 0, warm
     remembered.forget()
     assert summary(audit_game(path)) == warm
+    # a pass the game's end gave up stops at its first check, having recorded nothing
+    remembered.forget()
+    stop = threading.Event()
+    stop.set()
+    assert ahead.folder is not None
+    audit_ahead._pass(ahead.folder, stop)
+    assert remembered.stats() == {"hits": 0, "misses": 0, "entries": 0}
 
 
 
