@@ -74,6 +74,7 @@ def _run_chunk(fn: Callable[..., Any], start: int, chunk: Sequence[tuple[Any, ..
 
 def _worker_loop(conn: Connection) -> None:
     """A worker process: run the chunks it is sent until told to stop (``None``)."""
+    remembered.off_in_this_process()  # its parent looks up and records every check
     while True:
         try:
             task = conn.recv()
@@ -139,11 +140,12 @@ class Workers:
         """:meth:`run` of a :func:`crypto.remembered.remembered` check: the items that passed
         before are taken from memory, the others are checked (and remembered when they
         pass). A remembered item passed, so the first failure is the same one."""
-        known = [remembered.lookup(fn, item) for item in items]
+        keys = [remembered.key_of(fn, item) for item in items]
+        known = [remembered.lookup_key(key) for key in keys]
         todo = [k for k, (hit, _v) in enumerate(known) if not hit]
         res, fail = self._run(fn, [items[k] for k in todo])
         for k, value in zip(todo, res, strict=False):
-            remembered.record(fn, items[k], value)
+            remembered.record_key(keys[k], value)
         stop = len(items) if fail is None else todo[fail[0]]
         got = iter(res)
         out = [known[k][1] if known[k][0] else next(got) for k in range(stop)]

@@ -143,12 +143,17 @@ def _target(fn: Callable[..., Any], args: Sequence[Any]
     return getattr(fn, "__wrapped__", fn), args
 
 
-def lookup(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[bool, Any]:
-    """``(True, what the check returned)`` if ``fn(*args)`` passed before, else
-    ``(False, None)``; ``fn`` is a :func:`remembered` check or a :func:`dispatcher`."""
-    _abandon_if_asked()
+def key_of(fn: Callable[..., Any], args: Sequence[Any]) -> bytes | None:
+    """The memory's key of the call ``fn(*args)`` (``fn`` a :func:`remembered` check or a
+    :func:`dispatcher`), or None if it is not remembered; computed once, for
+    :func:`lookup_key` and :func:`record_key` (a batch looks up, then records)."""
     target = _target(fn, args)
-    key = None if target is None else _key(target[0], target[1], {})
+    return None if target is None else _key(target[0], target[1], {})
+
+
+def lookup_key(key: bytes | None) -> tuple[bool, Any]:
+    """:func:`lookup` by a :func:`key_of` key."""
+    _abandon_if_asked()
     with _lock:
         if key is not None and key in _memory:
             _memory.move_to_end(key)
@@ -157,11 +162,15 @@ def lookup(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[bool, Any]:
     return False, None  # counted as a miss where the check then runs
 
 
-def record(fn: Callable[..., Any], args: Sequence[Any], result: Any,
-           kwargs: dict[str, Any] | None = None) -> None:
-    """Remember that ``fn(*args, **kwargs)`` passed and returned ``result``."""
-    target = _target(fn, args)
-    key = None if target is None else _key(target[0], target[1], kwargs or {})
+def lookup(fn: Callable[..., Any], args: Sequence[Any]) -> tuple[bool, Any]:
+    """``(True, what the check returned)`` if ``fn(*args)`` passed before, else
+    ``(False, None)``; ``fn`` is a :func:`remembered` check or a :func:`dispatcher`."""
+    _abandon_if_asked()
+    return lookup_key(key_of(fn, args))
+
+
+def record_key(key: bytes | None, result: Any) -> None:
+    """Remember that the call of :func:`key_of` key ``key`` passed and returned ``result``."""
     if key is None:
         return
     with _lock:
@@ -169,6 +178,23 @@ def record(fn: Callable[..., Any], args: Sequence[Any], result: Any,
         _memory.move_to_end(key)
         while len(_memory) > LIMIT:
             _memory.popitem(last=False)
+
+
+def record(fn: Callable[..., Any], args: Sequence[Any], result: Any,
+           kwargs: dict[str, Any] | None = None) -> None:
+    """Remember that ``fn(*args, **kwargs)`` passed and returned ``result``."""
+    target = _target(fn, args)
+    record_key(None if target is None else _key(target[0], target[1], kwargs or {}), result)
+
+
+def off_in_this_process() -> None:
+    """Remember nothing in this process (a worker of :mod:`crypto.parallel`: it lives for
+    one batch of checks its parent already looked up and will record itself)."""
+    global _off
+    _off = True
+
+
+_off = False
 
 
 def is_remembered(fn: Callable[..., Any]) -> bool:
@@ -181,6 +207,8 @@ def remembered(fn: F) -> F:
 
     @functools.wraps(fn)
     def check(*args: Any, **kwargs: Any) -> Any:
+        if _off:
+            return fn(*args, **kwargs)
         _abandon_if_asked()
         key = _key(fn, args, kwargs)
         if key is not None:
@@ -192,8 +220,7 @@ def remembered(fn: F) -> F:
                 _counts["misses"] += 1
                 _misses[fn.__qualname__] = _misses.get(fn.__qualname__, 0) + 1
         result = fn(*args, **kwargs)
-        if key is not None:
-            record(fn, args, result, kwargs)
+        record_key(key, result)
         return result
 
     check.__remembered__ = True  # type: ignore[attr-defined]
