@@ -43,6 +43,11 @@ log = logging.getLogger("p2p.watch")
 SEND_BUFFER = 256 * 1024
 """The kernel's send buffer of a watcher's socket, capped: what a stalled watcher leaves
 unread piles up in its queue, where the bound sees it, not in the kernel."""
+LINGER = 0.05
+"""Seconds a woken writer waits for more envelopes before it sends: at a bots' pace a
+step comes every few milliseconds, and one frame per envelope per watcher is a send,
+an encryption and a task switch each on the table's own event loop.  A viewer does not
+notice 50 ms; the table sends each watcher at most 20 frames a second."""
 END_GRACE = 10.0
 """Seconds the hub gives its watchers to take the last envelopes after the game ended."""
 
@@ -289,6 +294,8 @@ class WatchHub:
                     return
                 w.wake.clear()
                 await w.wake.wait()
+                if self._ended is None:
+                    await asyncio.sleep(LINGER)
         except (P2PError, OSError) as exc:
             self._drop(w, f"connection failed: {getattr(exc, 'reason', None) or exc}")
 
