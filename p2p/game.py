@@ -40,14 +40,16 @@ SHUFFLE_MODES = ("verified", "audit")
 MIN_PLAYERS = 3
 MAX_PLAYERS = 6
 NONCE_LEN = 32
-AUDITABLE_VERSIONS = (1, 2, 3, 4, 5, PROTOCOL_VERSION)
+AUDITABLE_VERSIONS = (1, 2, 3, 4, 5, 6, PROTOCOL_VERSION)
 """Protocol versions whose transcripts we read and audit (the envelopes, crypto and engine
 actions of version 1 are those of version 2; only the ack schedule differs.  Version 3
 changed only the handshake's join-code check, not what a game records.  Games before
 version 4 have no closing acknowledgements: they audit as consistent, never certified.
 Version 5 changed one rule, the Grand Vizier's marker: a version 4 game is replayed
 without it, and certified as it was played.  Version 6 added the heads to every crypto
-body: a version 5 game's five-element bodies are judged by the ack frontier alone)."""
+body: a version 5 game's five-element bodies are judged by the ack frontier alone.
+Version 7 lets a seat relay its watchers' talk: in a version 6 game a two-element talk
+body is malformed, as it was)."""
 FINAL_MOVE_SINCE = 4
 """The first protocol version whose games end with the caravan in the end city."""
 VIZIER_MARKER_SINCE = 5

@@ -81,12 +81,14 @@ class EngineReplay:
     checks every other non-crypto envelope as the live table would."""
 
     def __init__(self, players: int, config: Config | None = None, record: bool = False,
-                 game_id: bytes = b"", deal: bool | str = False, talk: bool = True) -> None:
+                 game_id: bytes = b"", deal: bool | str = False, talk: bool = True,
+                 relayed_talk: bool = True) -> None:
         """``config`` is the game's engine config (board and variant, see
         :meth:`p2p.store.ExportedGame.config`); None is the default board, base rules.
         ``record`` keeps every state and action (for the replay viewer); ``deal`` is the
         deal's agreed shuffle mode (:func:`p2p.protocol.resolution.deal_mode`); ``talk`` whether the
-        game's protocol has table talk (:data:`p2p.protocol.wire.TALK_SINCE`)."""
+        game's protocol has table talk (:data:`p2p.protocol.wire.TALK_SINCE`), ``relayed_talk``
+        whether it has watchers' lines (:data:`p2p.protocol.wire.RELAYED_TALK_SINCE`)."""
         self.n = players
         self.deal = deal
         self.state = new_game(config if config is not None else make_config(players))
@@ -110,6 +112,7 @@ class EngineReplay:
         #: table talk, in each sender's chain order (:mod:`p2p.table.talk`)
         self.talk: list[EnvelopeEvent] | None = [] if talk else None
         self._talk_count = [0] * players
+        self._relayed_talk = relayed_talk
         self._acked: set[tuple[int, int]] = set()
         #: per sender, the seq of its last state-changing envelope the audit took (the
         #: auditor's :attr:`crypto.audit.Auditor.consumed`, shared)
@@ -195,7 +198,7 @@ class EngineReplay:
                 raise CheatDetected(who, "malformed-stop", "signed a malformed stop notice")
             self.stops.append(ev)
         elif kind == TALK_KIND and self.talk is not None:
-            problem = talk_problem(body, self._talk_count[who])
+            problem = talk_problem(body, self._talk_count[who], self._relayed_talk)
             if problem is not None:
                 raise CheatDetected(who, *problem)
             self._talk_count[who] += 1

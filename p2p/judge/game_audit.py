@@ -62,6 +62,7 @@ from ..protocol.wire import (
     CLOSE_KIND,
     HEADS_SINCE,
     PROOF_RULES,
+    RELAYED_TALK_SINCE,
     TALK_SINCE,
     abort_body_ok,
     abort_evidence,
@@ -191,7 +192,8 @@ def audit_wires(wires: list[bytes], keys: list[bytes], game_id: bytes,
     n = len(keys)
     chains = read_chains(wires, pubs, game_id, _evidence)
     replay = EngineReplay(n, config, record, game_id, deal_mode(shuffle_mode, version),
-                          talk=version >= TALK_SINCE)
+                          talk=version >= TALK_SINCE,
+                          relayed_talk=version >= RELAYED_TALK_SINCE)
     found = Findings(players=n, version=version, certifiable=version >= CERTIFIED_SINCE)
 
     def report(rep: AuditReport | None) -> GameAuditReport:

@@ -55,9 +55,11 @@ from ..sanitize import clean
 from .framing import HANDSHAKE_LIMITS, HEADER, frame, pack, read_frame, unpack
 from .join_pake import ACCEPTOR, DIALER, CodeExchange, proof, proof_ok
 
-PROTOCOL_VERSION = 6
-"""6: every crypto body carries the signer's heads, the last envelope of each other seat
-it had taken in (p2p.protocol.wire.crypto_heads_problem), so a crypto failure is judged
+PROTOCOL_VERSION = 7
+"""7: a seat may relay a line of talk a watcher of its table said (p2p.protocol.wire:
+``[text, watcher]`` talk bodies); 6: every crypto body carries the signer's heads, the
+last envelope of each other seat it had taken in (p2p.protocol.wire.crypto_heads_problem),
+so a crypto failure is judged
 against the history its signer acknowledged; 5: a Grand Vizier sets a good of its colour
 aside (withdrawn from the bag, then the ``aside`` op: docs/rules.md, "The Grand Vizier's
 marker"); 4: every seat signs a closing

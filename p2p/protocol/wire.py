@@ -25,9 +25,11 @@ STOP_KIND = "stop"
 """A seat tells the others why its table stopped when it accuses no one (a silent seat, a
 local error, the player abandoning): ``[rule, detail]``.  Accusations are abort notices."""
 TALK_KIND = "talk"
-"""A line of table talk: ``[text]``.  Signed and kept in the transcript (so what was said
-is on record), it changes no state; every screen shows it cleaned
-(:func:`p2p.sanitize.clean`).  From protocol version :data:`TALK_SINCE` on."""
+"""A line of table talk: ``[text]``, or ``[text, watcher]`` for a line a watcher of the
+signer's table said, relayed under the signer's key (:data:`RELAYED_TALK_SINCE`).  Signed
+and kept in the transcript (so what was said is on record), it changes no state; every
+screen shows it cleaned (:func:`p2p.sanitize.clean`).  From protocol version
+:data:`TALK_SINCE` on."""
 KINDS = (CRYPTO_KIND, ACTION_KIND, ACK_KIND, ABORT_KIND, CLOSE_KIND, STOP_KIND, TALK_KIND)
 """Every envelope kind a table understands; any other is its signer's violation."""
 
@@ -51,6 +53,12 @@ TALK_SINCE = 5
 """The first protocol version with table talk; before it a talk envelope is an unknown kind."""
 MAX_TALK_CHARS = 200
 """Characters in one line of talk (a longer body is its signer's violation)."""
+RELAYED_TALK_SINCE = 7
+"""The first protocol version in which a seat may relay a watcher's line of talk
+(``[text, watcher]``); before it a second element is a malformed line."""
+MAX_WATCHER_TAG = 24
+"""Characters of the ``watcher`` a relayed line names (its chosen name, or its key's
+fingerprint): a label for the screen, never a seat."""
 MAX_TALK_LINES = 600
 """Lines of talk one seat may sign in a game: the bound on what talk adds to every peer's
 store and transcript (600 × 200 characters).  Per game and counted in the sender's own
@@ -82,7 +90,9 @@ __all__ = [
     "MAX_QUEUED_ACTIONS",
     "MAX_TALK_CHARS",
     "MAX_TALK_LINES",
+    "MAX_WATCHER_TAG",
     "PROOF_RULES",
+    "RELAYED_TALK_SINCE",
     "STOP_KIND",
     "SYNC_TAG",
     "TALK_KIND",
@@ -203,13 +213,20 @@ def stop_body_ok(body: Any) -> bool:
             and len(body[0]) <= 64 and isinstance(body[1], str) and len(body[1]) <= 1000)
 
 
-def talk_problem(body: Any, lines_before: int) -> tuple[str, str] | None:
+def talk_problem(body: Any, lines_before: int, relayed: bool = True
+                 ) -> tuple[str, str] | None:
     """``(rule, detail)`` if a talk envelope is its signer's violation, else None:
-    ``[text]`` with at most :data:`MAX_TALK_CHARS` characters, and at most
-    :data:`MAX_TALK_LINES` lines per seat (``lines_before``: the sender's talk envelopes
-    earlier in its own chain)."""
-    if not (isinstance(body, list) and len(body) == 1 and isinstance(body[0], str)):
+    ``[text]`` (or, when ``relayed`` lines exist in the game's protocol, ``[text, watcher]``
+    with a ``watcher`` of 1 to :data:`MAX_WATCHER_TAG` characters) with at most
+    :data:`MAX_TALK_CHARS` characters, and at most :data:`MAX_TALK_LINES` lines per seat,
+    relayed ones included (``lines_before``: the sender's talk envelopes earlier in its own
+    chain)."""
+    shapes = (1, 2) if relayed else (1,)
+    if not (isinstance(body, list) and len(body) in shapes and isinstance(body[0], str)):
         return "malformed-talk", "signed a malformed line of talk"
+    if len(body) == 2 and not (isinstance(body[1], str)
+                               and 0 < len(body[1]) <= MAX_WATCHER_TAG):
+        return "malformed-talk", "signed a relayed line of talk naming no proper watcher"
     if len(body[0]) > MAX_TALK_CHARS:
         return "malformed-talk", f"signed a line of talk over {MAX_TALK_CHARS} characters"
     if lines_before >= MAX_TALK_LINES:

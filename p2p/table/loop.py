@@ -56,6 +56,7 @@ from ..protocol.wire import (
     ACTION_KIND,
     CLOSE_KIND,
     CRYPTO_KIND,
+    MAX_WATCHER_TAG,
     STOP_KIND,
     TALK_KIND,
     abort_body_ok,
@@ -66,6 +67,7 @@ from ..protocol.wire import (
     talk_problem,
 )
 from ..protocol.zones import COLOUR_OF, ZoneMap
+from ..sanitize import clean
 from ..store import GameStore, Secrets, StoreError
 from .aborts import Aborts
 from .accuser import Accuser
@@ -85,6 +87,10 @@ from .verdicts import LiveJudge
 from .waiting import Waiter
 
 log = logging.getLogger("p2p.table")
+
+RELAY_RESERVE = 100
+"""Lines of the game's talk bound (per seat) a seat keeps for its own player: watchers'
+lines it relays stop short of them."""
 
 def _settle_heap() -> None:
     """Move everything allocated so far out of the cyclic garbage collector's reach.
@@ -253,9 +259,24 @@ class Table:
             return "nothing to say"
         if self.waiter.failure is not None or self.closes.mine_sent(self.me):
             return "the game is closed: talk is over"
-        why = self.talk.may_send()
+        why = self.talk.may_sign() or self.talk.may_send()
         if why is None:
             self.emit(TALK_KIND, [line])
+        return why
+
+    def relay_talk(self, watcher: str, text: str) -> str | None:
+        """Sign and send a line a watcher of our table said, marked as that watcher's
+        (``[text, watcher]``); returns why it was not sent, or None.  The watcher's pace is
+        the hub's to bound; :data:`RELAY_RESERVE` of the game's lines stay our player's."""
+        line = self.talk.prepare(text)
+        tag = clean(watcher, MAX_WATCHER_TAG)
+        if not line or not tag:
+            return "nothing to say"
+        if self.waiter.failure is not None or self.closes.mine_sent(self.me):
+            return "the game is closed: talk is over"
+        why = self.talk.may_sign(RELAY_RESERVE)
+        if why is None:
+            self.emit(TALK_KIND, [line, tag])
         return why
 
     def refuse(self, sender: int | None, reason: str) -> None:
@@ -598,7 +619,7 @@ class Table:
             if problem is not None:
                 self.accuser.violation(env, problem[0], f"seat {who} {problem[1]}")
             else:
-                self.talk.heard(who, body[0])
+                self.talk.heard(who, body[0], body[1] if len(body) > 1 else None)
         else:
             self.accuser.violation(env, "unknown-kind", f"seat {who} signed an envelope of "
                                    f"unknown kind {str(kind)[:32]!r}")

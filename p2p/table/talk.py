@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..protocol.wire import MAX_TALK_CHARS
+from ..protocol.wire import MAX_TALK_CHARS, MAX_TALK_LINES, MAX_WATCHER_TAG
 from ..sanitize import clean
 
 SEND_BURST = 5
@@ -34,11 +34,13 @@ SHOW_WINDOW = 10.0
 @dataclass(frozen=True)
 class TalkLine:
     """One line of talk as a screen shows it: the sender's seat and the cleaned text;
-    ``hidden`` counts the sender's lines not shown since its last shown one (pace)."""
+    ``hidden`` counts the sender's lines not shown since its last shown one (pace);
+    ``watcher`` names the watcher who said it when the seat relayed it (cleaned)."""
 
     seat: int
     text: str
     hidden: int = 0
+    watcher: str | None = None
 
 
 class TalkBook:
@@ -71,8 +73,16 @@ class TalkBook:
         self._sent.append(now)
         return None
 
-    def heard(self, seat: int, text: str) -> None:
-        """A line signed by ``seat`` was admitted (in its chain order)."""
+    def may_sign(self, reserve: int = 0) -> str | None:
+        """Why we may not sign another line (the per-game bound, keeping ``reserve``
+        lines for our own player when relaying a watcher's), or None."""
+        if self.count[self.me] + reserve >= MAX_TALK_LINES:
+            return f"the game's talk is used up: at most {MAX_TALK_LINES} lines per seat"
+        return None
+
+    def heard(self, seat: int, text: str, watcher: str | None = None) -> None:
+        """A line signed by ``seat`` was admitted (in its chain order); ``watcher``: the
+        watcher it relayed the line for."""
         self.count[seat] += 1
         now = self._clock()
         shown = self._shown[seat]
@@ -82,7 +92,8 @@ class TalkBook:
             self._hidden[seat] += 1
             return
         shown.append(now)
-        line = TalkLine(seat, clean(text, MAX_TALK_CHARS), self._hidden[seat])
+        line = TalkLine(seat, clean(text, MAX_TALK_CHARS), self._hidden[seat],
+                        None if watcher is None else clean(watcher, MAX_WATCHER_TAG))
         self._hidden[seat] = 0
         self.lines.append(line)
         if self.on_line is not None:

@@ -47,6 +47,7 @@ from ..identity import Identity
 from ..judge.game_audit import GameAuditReport, audit_wires, shown_names
 from ..net.connection import Connection, dial
 from ..net.handshake import new_incarnation
+from ..protocol.wire import MAX_TALK_CHARS
 from ..sanitize import clean
 from ..store import encode_export, write_private
 from .stream import (
@@ -104,8 +105,10 @@ class Watcher:
     not).  ``on_event`` hears progress as the audit goes."""
 
     def __init__(self, *, every: float = EVERY, record: bool = False,
-                 on_event: Event | None = None) -> None:
+                 on_event: Event | None = None, name: str = "") -> None:
         self.every = every
+        #: the name our lines of talk carry ("" lets the host name us by our key)
+        self.name = name
         self.record = record
         self.on_event = on_event
         self.identity = Identity.generate()
@@ -121,6 +124,23 @@ class Watcher:
         self._pubs: list[Ed25519PublicKey | None] = []
         self._config: Config | None = None
         self._audits = 0
+        self._conn: Connection | None = None
+
+    def say(self, text: str) -> str | None:
+        """Send a line of talk for the host's table to relay to every seat and watcher (it
+        shows in the log once relayed, signed by the host, marked as ours); returns why it
+        was not sent, or None.  The host answers a refused line with ``unsaid``."""
+        line = clean(text, MAX_TALK_CHARS)
+        if not line:
+            return "nothing to say"
+        conn = self._conn
+        if conn is None or conn.closed or self.info is None:
+            return "not watching a game: nobody to talk to"
+        try:
+            conn.send(["talk", line, self.name])
+        except (P2PError, OSError) as exc:
+            return f"could not send: {exc}"
+        return None
 
     # ---------------------------------------------------------------- connecting
     async def _dial(self, host: str, port: int, code: str | None,
@@ -280,6 +300,7 @@ class Watcher:
         :class:`WatchError` if it cannot start watching.  ``transcript``: where to write
         the ``game.silkroad`` file of what it saw (0600)."""
         conn = await self._dial(host, port, code, fingerprint, timeout)
+        self._conn = conn
         self._emit("connected", host=host, port=port, table_key=conn.remote_fingerprint)
         judging: asyncio.Task[None] | None = None
         ended, to_end = "", False
@@ -310,6 +331,10 @@ class Watcher:
                         break
                 if ended:
                     break
+                reason = said(msg, "unsaid")
+                if reason is not None:
+                    self._emit("unsaid", reason=clean(reason))
+                    continue
                 reason = said(msg, "end")
                 if reason is not None:
                     ended, to_end = clean(reason), True

@@ -15,7 +15,10 @@ Why nothing a watcher does can cost the table anything:
 * the catch-up (everything the table held when the watcher came) is read from the table's
   log as the writer goes, so a late watcher costs no copy of the transcript;
 * at most :data:`p2p.watch.stream.MAX_WATCHERS` are admitted; a watcher that sends
-  anything, or garbage, loses its own connection and nothing else.
+  anything but a line of talk, or garbage, loses its own connection and nothing else;
+* a watcher's lines of talk are relayed by the table (signed by the host, marked as the
+  watcher's) at most :data:`p2p.table.talk.SEND_BURST` per
+  :data:`p2p.table.talk.SEND_WINDOW` seconds each; a line beyond is answered ``unsaid``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,8 +39,10 @@ from ..identity import fingerprint
 from ..net.connection import Connection, Listener
 from ..net.handshake import AcceptPolicy, JoinCodeGuard, join_key
 from ..protocol.wire import ENV_TAG
+from ..sanitize import clean
 from ..table import Table
-from .stream import BATCH_BYTES, MAX_WATCHERS, PURPOSE, QUEUE_BYTES, GameInfo
+from ..table.talk import SEND_BURST, SEND_WINDOW
+from .stream import BATCH_BYTES, MAX_WATCHERS, PURPOSE, QUEUE_BYTES, GameInfo, talk_of
 
 log = logging.getLogger("p2p.watch")
 
@@ -50,6 +56,9 @@ an encryption and a task switch each on the table's own event loop.  A viewer do
 notice 50 ms; the table sends each watcher at most 20 frames a second."""
 END_GRACE = 10.0
 """Seconds the hub gives its watchers to take the last envelopes after the game ended."""
+WATCHER_NAME = 16
+"""Characters of the name a watcher gives its lines (cleaned); a watcher without one is
+named by its key's fingerprint."""
 
 
 @dataclass
@@ -64,6 +73,8 @@ class _Watcher:
     reason: str | None = None
     task: asyncio.Task[None] | None = None
     sent: int = 0
+    #: when its recent lines of talk came (its pace)
+    talked: deque[float] = field(default_factory=deque)
 
 
 class _Tapped:
@@ -211,14 +222,45 @@ class WatchHub:
         self._changed_count()
         w.task = asyncio.get_running_loop().create_task(self._write(w))
         try:
-            msg = await conn.recv()
-            why = f"it sent a message ({type(msg).__name__}); watchers only listen"
+            while True:
+                msg = await conn.recv()
+                line = talk_of(msg)
+                if line is None:
+                    why = (f"it sent a message ({type(msg).__name__}) that is not a line of "
+                           "talk; watchers only listen and talk")
+                    break
+                self._talk(w, *line)
         except (P2PError, OSError) as exc:
             why = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
         except asyncio.CancelledError:
             why = "the table closed"
         if w in self._watchers:
             self._drop(w, f"left: {why}" if w.reason is None else w.reason)
+
+    def _talk(self, w: _Watcher, text: str, name: str) -> None:
+        """Relay a watcher's line through our table, or tell it why not."""
+        why = self._may_talk(w)
+        if why is None:
+            assert self._table is not None
+            tag = clean(name, WATCHER_NAME) or f"watcher {fingerprint(w.conn.remote_key)[:6]}"
+            why = self._table.relay_talk(tag, text)
+        if why is not None:
+            with contextlib.suppress(P2PError, OSError):
+                w.conn.send(["unsaid", why])
+
+    def _may_talk(self, w: _Watcher) -> str | None:
+        if self._table is None:
+            return "the game has not begun: nobody to talk to yet"
+        if self._ended is not None:
+            return "the game is over: talk is closed"
+        now = time.monotonic()
+        while w.talked and now - w.talked[0] > SEND_WINDOW:
+            w.talked.popleft()
+        if len(w.talked) >= SEND_BURST:
+            return (f"not so fast: at most {SEND_BURST} lines in {SEND_WINDOW:.0f} s; "
+                    "wait a moment")
+        w.talked.append(now)
+        return None
 
     def _send_info(self, w: _Watcher) -> None:
         assert self._info is not None

@@ -2,18 +2,24 @@
 
 A watcher dials the host's listener with the purpose :data:`PURPOSE` and the same signed,
 encrypted handshake as a seat (its own fresh key, no seat; the table's join code applies
-through the same PAKE).  Then the host speaks and the watcher only listens::
+through the same PAKE).  Then the host speaks, and the watcher only listens, but for
+table talk::
 
     H→W  ["table", name, roster, params, board, game_id, lam, nonces]  once the game starts
     H→W  ["env", [wire, ...]]             envelopes: first all the host holds, then live
     H→W  ["end", reason]                  the host's table ended (finished, or stopped)
     H→W  ["drop", reason]                 this watcher is dropped (it fell behind, …)
     H→W  ["refuse", reason]               not admitted (the table has enough watchers)
+    W→H  ["talk", text, name]             a line for the table (``name`` may be "")
+    H→W  ["unsaid", reason]               that line was not relayed (too fast, game over)
 
 Nothing a host sends is taken on trust (:mod:`p2p.watch.client`): the roster and params
 must hash to the game id, and each envelope must verify under its sender's roster key and
-that game id, which every seat's signature binds.  A watcher that sends anything at all is
-dropped: watchers have nothing to say to a table.
+that game id, which every seat's signature binds.  A watcher's line of talk is relayed
+by the host's table under the host's signature, marked as the watcher's
+(:meth:`p2p.table.Table.relay_talk`), so it reaches every seat and watcher in the
+transcript like any line; the host bounds each watcher's pace.  A watcher that sends
+anything else is dropped: watchers have nothing else to say to a table.
 """
 
 from __future__ import annotations
@@ -88,8 +94,23 @@ def envelopes_of(msg: Any) -> list[bytes] | None:
     return None
 
 
+MAX_TALK_MESSAGE = 4096
+"""Characters of a watcher's ``talk`` message the host reads at all (it relays at most
+:data:`p2p.protocol.wire.MAX_TALK_CHARS` of them, cleaned); a longer one is garbage."""
+
+
+def talk_of(msg: Any) -> tuple[str, str] | None:
+    """``(text, name)`` of a watcher's ``talk`` message, or None if ``msg`` is not one."""
+    if isinstance(msg, list) and len(msg) == 3 and msg[0] == "talk" \
+            and isinstance(msg[1], str) and isinstance(msg[2], str) \
+            and len(msg[1]) <= MAX_TALK_MESSAGE and len(msg[2]) <= MAX_TALK_MESSAGE:
+        return msg[1], msg[2]
+    return None
+
+
 def said(msg: Any, tag: str) -> str | None:
-    """The reason of a ``[tag, reason]`` message (``end``, ``drop``, ``refuse``), or None."""
+    """The reason of a ``[tag, reason]`` message (``end``, ``drop``, ``refuse``,
+    ``unsaid``), or None."""
     if isinstance(msg, list) and len(msg) == 2 and msg[0] == tag and isinstance(msg[1], str):
         return msg[1]
     return None

@@ -14,7 +14,13 @@ from crypto.errors import CheatDetected
 from crypto.transcript import Envelope
 from p2p.judge.engine_replay import EngineReplay
 from p2p.judge.game_audit import CERTIFIED, UNFAIR, audit_folder, audit_game
-from p2p.protocol.wire import MAX_TALK_CHARS, MAX_TALK_LINES, TALK_KIND
+from p2p.protocol.wire import (
+    MAX_TALK_CHARS,
+    MAX_TALK_LINES,
+    MAX_WATCHER_TAG,
+    TALK_KIND,
+    talk_problem,
+)
 from p2p.table import Table, TableStopped
 from p2p.table.talk import SEND_BURST, SHOW_BURST, SHOW_WINDOW, TalkBook
 
@@ -77,6 +83,49 @@ def _named(tmp_path: Path, act: Any, rule: str) -> None:
         assert report.status == UNFAIR, report
         assert report.violation is not None
         assert (report.violation.party, report.violation.rule) == (2, rule), report
+
+
+def _no_watcher(t: Table) -> None:
+    t.emit(TALK_KIND, ["hello", ""])
+
+
+def _long_watcher(t: Table) -> None:
+    t.emit(TALK_KIND, ["hello", "w" * (MAX_WATCHER_TAG + 1)])
+
+
+def _three(t: Table) -> None:
+    t.emit(TALK_KIND, ["hello", "Kim", "more"])
+
+
+@pytest.mark.parametrize("act", [_no_watcher, _long_watcher, _three])
+def test_a_relayed_line_naming_no_proper_watcher_names_its_signer(tmp_path: Path,
+                                                                  act: Any) -> None:
+    _named(tmp_path, act, "malformed-talk")
+
+
+def test_a_relayed_line_is_malformed_before_the_protocol_had_them() -> None:
+    assert talk_problem(["hi", "Kim"], 0) is None
+    assert talk_problem(["hi", "Kim"], 0, relayed=False) == (
+        "malformed-talk", "signed a malformed line of talk")
+    env = Envelope(b"g" * 16, 1, 0, b"\0" * 32, TALK_KIND, ["hi", "Kim"], b"")
+    with pytest.raises(CheatDetected) as exc:
+        EngineReplay(3, relayed_talk=False)(EnvelopeEvent(0, env))
+    assert (exc.value.culprit, exc.value.rule) == (1, "malformed-talk")
+    replay = EngineReplay(3)  # version 7: a watcher's line, relayed by seat 1
+    replay(EnvelopeEvent(0, env))
+    assert replay.talk is not None and replay.talk[0].envelope.body == ["hi", "Kim"]
+
+
+def test_a_seat_never_signs_more_lines_than_the_game_allows() -> None:
+    book = TalkBook(3, 0)
+    book.count[0] = MAX_TALK_LINES - 101
+    assert book.may_sign(100) is None
+    book.count[0] += 1
+    why = book.may_sign(100)  # relaying stops 100 lines short: those are our player's
+    assert why is not None and "used up" in why
+    assert book.may_sign() is None
+    book.count[0] = MAX_TALK_LINES
+    assert book.may_sign() is not None
 
 
 def test_a_flood_of_talk_names_its_signer_live_and_in_the_audit(tmp_path: Path) -> None:

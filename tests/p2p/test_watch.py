@@ -31,7 +31,9 @@ from p2p.net.connection import dial
 from p2p.net.framing import frame
 from p2p.net.handshake import dial_handshake, new_incarnation
 from p2p.protocol.wire import ACTION_KIND
-from p2p.table import Table, TableResult, TableStopped
+from p2p.table import HumanDecider, Table, TableResult, TableStopped
+from p2p.table.deciders import think_aside
+from p2p.table.talk import SEND_BURST
 from p2p.watch.client import Watcher, WatchError, WatchResult
 from p2p.watch.hub import WatchHub
 from p2p.watch.stream import PURPOSE, GameInfo
@@ -48,9 +50,11 @@ class Watched:
 async def watched_game(root: Path, *, players: int = 3, join_at: int = 4,
                        watchers: int = 1, on_step: Callable[[Table, Action], None] | None = None,
                        hub_kw: dict[str, Any] | None = None,
-                       during: Callable[[WatchHub, LocalPeer], Any] | None = None) -> Watched:
+                       during: Callable[[WatchHub, LocalPeer], Any] | None = None,
+                       humans: dict[int, HumanDecider] | None = None) -> Watched:
     """Play one game among local peers with a hub on seat 0; ``watchers`` watchers come
-    once seat 0 applied step ``join_at`` (mid-game).  ``during(hub, host)`` runs then too."""
+    once seat 0 applied step ``join_at`` (mid-game).  ``during(hub, host)`` runs then too.
+    ``humans``: deciders in place of some seats' bots."""
     peers = await make_local_setup(players, "audit", root, lam=LAM)
     host = peers[0]
     hub = await WatchHub(host.listener, **(hub_kw or {})).open()
@@ -62,7 +66,8 @@ async def watched_game(root: Path, *, players: int = 3, join_at: int = 4,
         if on_step is not None:
             on_step(t, a)
 
-    tables = [await start_peer(p, FrugalBot(10 + p.seat), lam=LAM, abandon_timeout=60)
+    tables = [await start_peer(p, FrugalBot(10 + p.seat), (humans or {}).get(p.seat),
+                               lam=LAM, abandon_timeout=60)
               for p in peers]
     for t in tables:
         t.on_step = hook
@@ -219,7 +224,8 @@ def test_the_ninth_watcher_is_refused_and_garbage_never_hurts_the_host(
 
 
 @pytest.mark.timeout(120)
-def test_a_watcher_that_talks_is_dropped_and_the_game_goes_on(tmp_path: Path) -> None:
+def test_a_watcher_that_sends_envelopes_is_dropped_and_the_game_goes_on(
+        tmp_path: Path) -> None:
     async def during(hub: WatchHub, host: LocalPeer) -> None:
         conn = await dial("127.0.0.1", host.listener.port, Identity.generate(), PURPOSE,
                           incarnation=new_incarnation())
@@ -229,3 +235,69 @@ def test_a_watcher_that_talks_is_dropped_and_the_game_goes_on(tmp_path: Path) ->
     out = run(lambda: watched_game(tmp_path, during=during), timeout=110)
     assert all(isinstance(r, TableResult) for r in out.results), out.results
     assert any("only listen" in r for _f, r in out.hub.departed)
+
+
+@pytest.mark.timeout(180)
+def test_a_watchers_lines_reach_every_seat_and_the_transcript_paced_and_cleaned(
+        tmp_path: Path) -> None:
+    """Two watchers talk mid-game (seat 1 waits to move until they did): the host relays
+    each line under its own signature, marked as the watcher's, cleaned; a watcher's
+    lines beyond its pace are answered ``unsaid``; every seat hears the same lines, the
+    audit certifies them, and the watchers' own verdicts hold them too."""
+    started, gate = asyncio.Event(), asyncio.Event()
+    unsaid: list[str] = []
+    kim_result: list[WatchResult] = []
+    bot = FrugalBot(11)
+
+    async def seat1(view: Any, legal: list[Action]) -> Action:
+        if started.is_set() and not gate.is_set():
+            await gate.wait()
+        return await think_aside(bot, view, legal)
+
+    async def during(hub: WatchHub, host: LocalPeer) -> None:
+        started.set()
+        known, settled = asyncio.Event(), asyncio.Event()
+        table = host.table
+        assert table is not None
+
+        def check(*_: Any) -> None:
+            if len(unsaid) == 4 and table.talk.count[0] == SEND_BURST:
+                settled.set()
+
+        table.talk.on_line = check
+
+        def on_event(kind: str, fields: dict[str, Any]) -> None:
+            if kind == "table":
+                known.set()
+            elif kind == "unsaid":
+                unsaid.append(str(fields["reason"]))
+                check()
+
+        kim = Watcher(name="Kim\x1b[31m", on_event=on_event, every=0.2)
+        task = asyncio.ensure_future(kim.watch("127.0.0.1", host.listener.port))
+        await asyncio.wait_for(known.wait(), 60)
+        assert kim.say("nice \x1b[2Jmove") is None
+        for i in range(SEND_BURST + 3):  # past its pace: the last 4 are not relayed
+            assert kim.say(f"again {i}") is None
+        await asyncio.wait_for(settled.wait(), 60)
+        gate.set()
+        kim_result.append(await task)
+
+    out = run(lambda: watched_game(tmp_path, during=during, humans={1: seat1}), timeout=170)
+    results: list[TableResult] = out.results
+    assert all(isinstance(r, TableResult) for r in results), results
+    assert unsaid == ["not so fast: at most 5 lines in 10 s; wait a moment"] * 4, unsaid
+    expected = [(0, "nice move", "Kim")] + [(0, f"again {i}", "Kim") for i in range(4)]
+    for p in out.peers:
+        assert p.table is not None
+        heard = [(x.seat, x.text, x.watcher) for x in p.table.talk.lines]
+        assert heard == expected, (p.seat, heard)
+    assert results[0].export is not None
+    report = audit_game(results[0].export)
+    assert report.status == CERTIFIED, str(report)
+    assert report.replay is not None and report.replay.talk is not None
+    bodies = [e.envelope.body for e in report.replay.talk]
+    assert bodies == [[text, who] for _s, text, who in expected]
+    for w in [*map(_ok, out.watched), kim_result[0]]:
+        assert w.report.status == CERTIFIED and w.report.replay is not None
+        assert [e.envelope.body for e in w.report.replay.talk or []] == bodies
