@@ -73,6 +73,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w.add_argument("--every", type=float, default=WATCH_EVERY, metavar="S",
                    help=f"seconds between two audits of what was received (default "
                    f"{WATCH_EVERY:g}; never more than a third of the time)")
+    w.add_argument("--name", default="", metavar="NAME",
+                   help="the name your lines of talk carry (' on the screen talks; "
+                   "default: your key's fingerprint)")
     w.add_argument("--headless", action="store_true",
                    help="no screen: progress lines, then the verdict")
     w.add_argument("--json", action="store_true",
@@ -145,7 +148,7 @@ async def _watch(args: argparse.Namespace) -> int | None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if args.headless:
         return await _headless(args, target, label, path)
-    screen = WatchScreen(label, path, every=args.every)
+    screen = WatchScreen(label, path, every=args.every, name=args.name)
     return await screen.run(lambda watcher: watch_table(
         target, code=args.code, timeout=args.timeout, transcript=path, watcher=watcher))
 

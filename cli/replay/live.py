@@ -8,6 +8,11 @@ goods in colour (``?`` where the table has not seen them), and at a table that h
 money, nobody's money until the final reveal.  The second line says what was checked
 ("checked: 143 steps, 512 envelopes, 61 crypto ops — nothing wrong so far"), and names a
 cheat the moment the judge does.
+
+A watcher talks as a player does: ``'`` opens a line (Enter sends it, Escape closes it),
+F2…F4 say the common ones.  The host's table relays the line, signed by the host and marked
+as a watcher's; it shows in the log, as every line of the table's talk does, once the
+judge took it in from the transcript.
 """
 
 from __future__ import annotations
@@ -21,11 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import Dimension, HSplit, Layout, VSplit, Window
-from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.layout import ConditionalContainer, Dimension, HSplit, Layout, VSplit, Window
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.output import Output
 
 from cli.screen import screen_size
@@ -33,6 +41,7 @@ from cli.table.mapview import board_rows, render_map
 from cli.table.narrate import Narrator
 from cli.table.panels import render_players, render_scores
 from cli.table.session import SeatInfo
+from cli.table.talk import QUICK, TALK_MARK
 from cli.theme import STYLE, color_depth
 from cli.verdict import verdict_text
 from engine.actions import RESOLVER, Action
@@ -90,15 +99,21 @@ class WatchScreen:
     for the last verdict; q leaves (mid-game, the transcript held so far is kept)."""
 
     def __init__(self, label: str, transcript: Path, *, every: float = 1.0,
-                 input: Input | None = None, output: Output | None = None) -> None:
+                 input: Input | None = None, output: Output | None = None,
+                 name: str = "") -> None:
         self.label = label
         self.transcript = transcript
-        self.watcher = Watcher(every=every, record=True, on_event=self.on_event)
+        self.watcher = Watcher(every=every, record=True, on_event=self.on_event, name=name)
         self.names: list[str] = []
         self.hidden_money = False
         self.states: list[GameState] = []
         self.actions: list[Action] = []
         self.told: list[list[str]] = []  # log lines per step, narrated once
+        #: the log as shown: (style, line), narration and talk in the order taken in
+        self.rows: list[tuple[str, str]] = []
+        self.talked = 0  # lines of talk taken into the log so far
+        self.talking = False
+        self.talk_buffer = Buffer(multiline=False, accept_handler=self._send_typed)
         self.checked = "connecting…"
         self.status = ""
         self.report: GameAuditReport | None = None
@@ -133,6 +148,8 @@ class WatchScreen:
                 where = fields.get("transcript")
                 if where:
                     self.note = f"transcript kept: {where}"
+        elif kind == "unsaid":
+            self.note = f"your line was not said: {fields.get('reason', '')}"
         if self.app.is_running:
             self.app.invalidate()
 
@@ -143,6 +160,9 @@ class WatchScreen:
             self.states = list(rep.states)
             self.actions = list(rep.applied)
             self._narrate()
+        if rep is not None and rep.talk is not None:
+            self._listen(rep.talk[self.talked:])
+            self.talked = len(rep.talk)
         ops = report.crypto.ops if report.crypto is not None else 0
         envelopes = fields.get("envelopes")
         if envelopes is None:
@@ -155,8 +175,36 @@ class WatchScreen:
         n = Narrator(self.names or [f"seat {i}" for i in range(self.states[0].players)],
                      None, hidden_money=self.hidden_money)
         for i in range(len(self.told), len(self.actions)):
-            self.told.append(n.tell(self.states[i], self.actions[i], self.states[i + 1],
-                                    None, None))
+            told = n.tell(self.states[i], self.actions[i], self.states[i + 1], None, None)
+            self.told.append(told)
+            self.rows.extend(("class:log", line) for line in told)
+
+    def _listen(self, lines: list[Any]) -> None:
+        """New lines of talk (the judge's admitted talk envelopes), into the log."""
+        for ev in lines:
+            body = ev.envelope.body
+            seat = ev.envelope.sender
+            name = self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
+            who = f"{body[1]} (watching)" if len(body) > 1 else name
+            self.rows.append(("class:log.talk", f"{TALK_MARK}{who}: {body[0]}"))
+
+    # --- talking ----------------------------------------------------------------------
+    def say(self, text: str) -> None:
+        """Say a line to the table (through the host); why not, on the footer."""
+        why = self.watcher.say(text)
+        self.note = f"your line was not said: {why}" if why else f"said: {text}"
+
+    def _send_typed(self, buf: Buffer) -> bool:
+        text = buf.text.strip()
+        self._stop_talking()
+        if text:
+            self.say(text)
+        return False  # the buffer is emptied
+
+    def _stop_talking(self) -> None:
+        self.talking = False
+        with contextlib.suppress(ValueError):
+            self.app.layout.focus_last()
 
     # --- running ------------------------------------------------------------------------
     async def run(self, start: Start) -> int | None:
@@ -206,14 +254,28 @@ class WatchScreen:
 
     def _bindings(self) -> KeyBindings:
         kb = KeyBindings()
+        typing = Condition(lambda: self.talking)
 
-        @kb.add("q")
+        @kb.add("q", filter=~typing)
         @kb.add("c-q")
         @kb.add("c-c")
-        @kb.add("escape")
+        @kb.add("escape", filter=~typing)
         def _quit(event: KeyPressEvent) -> None:
             event.app.exit()
 
+        @kb.add("'", filter=~typing)
+        def _talk(event: KeyPressEvent) -> None:
+            self.talking = True
+            self.talk_buffer.reset()
+            event.app.layout.focus(self.talk_buffer)
+
+        @kb.add("escape", filter=typing)
+        def _hush(event: KeyPressEvent) -> None:
+            self.talk_buffer.reset()
+            self._stop_talking()
+
+        for key, phrase in QUICK:
+            kb.add(key, filter=~typing)(lambda _e, p=phrase: self.say(p))
         return kb
 
     # --- drawing ----------------------------------------------------------------------------
@@ -282,10 +344,11 @@ class WatchScreen:
         """The log's lines as the screen shows them: wrapped to the width, the newest at
         the bottom, then the verdict once the watch ended (a failure to begin, instead)."""
         width = max(20, screen_size()[0] - 1)
-        told = [line for told in self.told[-30:] for line in told]
+        told = self.rows[-60:]
         rows: list[tuple[str, str]] = []
-        for i, line in enumerate(told):
-            style = "class:log.new" if i == len(told) - 1 else "class:log"
+        for i, (style, line) in enumerate(told):
+            if i == len(told) - 1 and style == "class:log":
+                style = "class:log.new"
             rows.extend((style, " " + part) for part in _wrap(line, width - 1))
         tail: list[tuple[str, str]] = []
         if self.verdict is not None:
@@ -300,7 +363,7 @@ class WatchScreen:
                         for part in _wrap(f"Cannot watch: {self.failed}", width - 1))
         if not rows and not tail:
             rows.append(("class:muted", " Nothing played yet."))
-        room = max(1, screen_size()[1] - 3 - self._body_height())
+        room = max(1, screen_size()[1] - 3 - self._body_height() - int(self.talking))
         tail = tail[:room]
         return (rows[-(room - len(tail)):] if room > len(tail) else []) + tail
 
@@ -314,7 +377,7 @@ class WatchScreen:
 
     def footer(self) -> StyleAndTextTuples:
         note = self.note or f"the transcript is kept in {self.transcript} at the end"
-        return [("class:muted", f" q leave · {note}"[: screen_size()[0]])]
+        return [("class:muted", f" q leave · ' talk · {note}"[: screen_size()[0]])]
 
     def _body_height(self) -> int:
         """The board's rows, or what the screen leaves (4 lines of chrome, 3 of log)."""
@@ -343,6 +406,11 @@ class WatchScreen:
                 Window(FormattedTextControl(self.players_text)),
             ], height=lambda: Dimension.exact(self._body_height())),
             Window(FormattedTextControl(self.log_text)),
+            ConditionalContainer(
+                Window(BufferControl(self.talk_buffer, input_processors=[
+                    BeforeInput("say (Enter sends, Escape closes): ", style="class:muted")]),
+                    height=1),
+                filter=Condition(lambda: self.talking)),
             Window(FormattedTextControl(self.footer), height=1),
         ])
 

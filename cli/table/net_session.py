@@ -145,7 +145,7 @@ class NetSession:
         self.handle.when_ready(self._ready)
         self.handle.subscribe(self._on_step)
         self.handle.on_talk(lambda line: self._emit(
-            Talk(line.seat, self.names[line.seat], line.text, line.hidden)))
+            Talk(line.seat, self.names[line.seat], line.text, line.hidden, line.watcher)))
         state = new_game(make_config(len(self.seats)))
         self._state: GameState = state
         #: steps narrated so far (a jump means we resumed mid-game: see _retell)

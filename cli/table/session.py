@@ -64,12 +64,14 @@ class SessionError:
 @dataclass(frozen=True)
 class Talk:
     """A line of table talk, signed by ``seat`` (already cleaned for the screen);
-    ``hidden``: that seat's lines not shown just before it (it talked too fast)."""
+    ``hidden``: that seat's lines not shown just before it (it talked too fast);
+    ``watcher``: the watcher who said it, when the seat relayed a watcher's line."""
 
     seat: int
     name: str
     text: str
     hidden: int = 0
+    watcher: str | None = None
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from prompt_toolkit.input import create_pipe_input
 
 from cli.table.app import TableApp
 from cli.table.net_session import NetSession, local_runner
-from cli.table.session import SeatInfo
-from cli.table.talk import TALK_MARK
+from cli.table.session import SeatInfo, Talk
+from cli.table.talk import TALK_MARK, log_line
 from p2p.judge.game_audit import audit_folder
 from tests.cli.helpers import Output80x24, make_session, screen_text, until
 
@@ -67,3 +67,12 @@ def test_a_local_table_of_bots_says_nobody_hears() -> None:
             return app.error
 
     assert "nobody to talk to" in asyncio.run(go())
+
+
+def test_a_watchers_line_reads_as_the_watchers_and_its_pace_as_the_relaying_seats() -> None:
+    assert log_line(Talk(0, "Ann", "nice move", 0, "Kim"), 1) == \
+        f"{TALK_MARK}Kim (watching): nice move"
+    assert log_line(Talk(0, "Ann", "again", 3, "Kim"), 0) == (
+        f"{TALK_MARK}Kim (watching): again (+3 more lines from You not shown: talking too "
+        "fast)")
+    assert log_line(Talk(2, "Cem", "gg"), 1) == f"{TALK_MARK}Cem: gg"

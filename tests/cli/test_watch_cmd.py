@@ -441,3 +441,64 @@ def test_a_cheating_host_is_named_by_the_watch_process_as_by_the_seats(
     kept = audit_game(verdict["transcript"])
     assert kept.exit_code == EXIT_UNFAIR and kept.violation is not None
     assert kept.violation.party == 0
+
+
+def test_a_watcher_talks_from_its_screen_and_reads_the_tables_talk() -> None:
+    """' opens a line on the watcher's screen (Enter sends it through the watcher, Escape
+    closes it), F2 says "gg"; the lines the judge took in from the transcript show in the
+    log, a watcher's marked "(watching)", within 80x24."""
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+
+    from cli.replay.live import WatchScreen
+    from cli.table.talk import TALK_MARK
+    from crypto.audit import AuditReport, EnvelopeEvent
+    from crypto.transcript import Envelope
+    from p2p.judge.engine_replay import EngineReplay
+    from p2p.judge.game_audit import INCOMPLETE, GameAuditReport
+    from p2p.protocol.wire import TALK_KIND
+    from tests.cli.helpers import Output80x24, screen_text, until
+
+    names = ["Ann", "Marco", "Leyla"]
+    said: list[str] = []
+
+    async def go() -> list[str]:
+        with create_pipe_input() as inp, create_app_session(input=inp,
+                                                            output=Output80x24()):
+            screen = WatchScreen("Friday tea", Path("w.silkroad"))
+            screen.watcher.say = lambda text: said.append(text)  # type: ignore[method-assign]
+            screen.on_event("table", {"table": "Friday tea", "names": names, "words": [],
+                                      "game_id": "00" * 32, "hidden_money": False,
+                                      "players": 3})
+            replay = EngineReplay(3)
+            for i, (seat, body) in enumerate([(0, ["nice move", "Kim"]), (1, ["thanks"])]):
+                replay(EnvelopeEvent(i, Envelope(b"g" * 16, seat, 0, b"\0" * 32, TALK_KIND,
+                                                 body, b"")))
+            report = GameAuditReport(False, None, AuditReport(True, envelopes=2, ops=0),
+                                     steps=0, status=INCOMPLETE, names=names, replay=replay)
+            screen.on_event("progress", {"envelopes": 2, "report": report})
+            task = asyncio.ensure_future(screen.app.run_async())
+            await until(lambda: screen.app.is_running, 10)
+            inp.send_text("'")
+            await until(lambda: screen.talking, 10)
+            assert any("say (Enter sends" in row for row in screen_text(screen))
+            inp.send_text("q is a letter here\r")
+            await until(lambda: said == ["q is a letter here"] and not screen.talking, 10)
+            inp.send_text("\x1bOQ")  # F2
+            await until(lambda: said[-1:] == ["gg"], 10)
+            inp.send_text("'abc")
+            await until(lambda: screen.talk_buffer.text == "abc", 10)
+            inp.send_text("\x1b")  # Escape closes the line, says nothing
+            await until(lambda: not screen.talking, 10)
+            rows = screen_text(screen)
+            inp.send_text("q")
+            await asyncio.wait_for(task, 10)
+            return rows
+
+    rows = asyncio.run(go())
+    assert said == ["q is a letter here", "gg"]
+    assert len(rows) == 24 and all(len(x) <= 80 for x in rows)
+    text = "\n".join(rows)
+    assert f"{TALK_MARK}Kim (watching): nice move" in text, text
+    assert f"{TALK_MARK}Marco: thanks" in text, text
+    assert "' talk" in rows[-1]
