@@ -1,6 +1,6 @@
 """``silkroad host --games N`` and ``join --games N`` as processes on 127.0.0.1: a series
-of two games, the host's bot kept, Ann leaving after game 1 and Bob taking her seat for
-game 2, then following the host until it stops."""
+of three games, the host's bot kept, Ann leaving after game 1 and Bob taking her seat for
+games 2 and 3, then following the host until it stops."""
 
 from __future__ import annotations
 
@@ -43,15 +43,15 @@ def procs() -> Iterator[list[subprocess.Popen[str]]]:
         proc.wait(5)
 
 
-@pytest.mark.timeout(900)  # two whole games with crypto: minutes on a loaded machine
-def test_host_games_two_with_a_seat_replaced(procs: list[subprocess.Popen[str]],
-                                             tmp_path: Path) -> None:
-    host = _silkroad("host", "--seats", "3", "--bots", "1", "--games", "2", "--shuffle",
+@pytest.mark.timeout(900)  # three whole games with crypto: minutes on a loaded machine
+def test_host_games_three_with_a_seat_replaced(procs: list[subprocess.Popen[str]],
+                                               tmp_path: Path) -> None:
+    host = _silkroad("host", "--seats", "3", "--bots", "1", "--games", "3", "--shuffle",
                      "audit", "--name", "Host", "--folder", str(tmp_path / "hp"),
                      "--transcript", str(tmp_path / "host.silkroad"), *COMMON)
     procs.append(host)
     opened = _next_line(host)
-    assert opened["event"] == "open" and opened["games"] == 2
+    assert opened["event"] == "open" and opened["games"] == 3
     port = opened["port"]
     ann = _silkroad("join", f"127.0.0.1:{port}", "--name", "Ann", "--folder",
                     str(tmp_path / "ja"), "--transcript", str(tmp_path / "ann.silkroad"),
@@ -66,8 +66,8 @@ def test_host_games_two_with_a_seat_replaced(procs: list[subprocess.Popen[str]],
     assert lines[-1]["game"] == 2
     _out, err = ann.communicate(timeout=300)
     assert ann.returncode == 0, err
-    # Bob takes the seat Ann left, and stays for up to 3 games: the host stops after 2
-    bob = _silkroad("join", f"127.0.0.1:{port}", "--name", "Bob", "--games", "3",
+    # Bob takes the seat Ann left, and stays for up to 4 games: the host stops after 3
+    bob = _silkroad("join", f"127.0.0.1:{port}", "--name", "Bob", "--games", "4",
                     "--folder", str(tmp_path / "jb"), "--transcript",
                     str(tmp_path / "bob.silkroad"), *COMMON)
     procs.append(bob)
@@ -77,26 +77,29 @@ def test_host_games_two_with_a_seat_replaced(procs: list[subprocess.Popen[str]],
     hlines = [json.loads(x) for x in hout.splitlines()]
     assert hlines[0]["event"] == "seated" and hlines[0]["game"] == 2
     assert hlines[0]["players"] == ["Host", first["names"][1], "Bob"]  # Ann's seat
-    second = hlines[-1]
-    assert second["verdict"] == "fair"
-    series = second["series"]
-    assert [g["game_no"] for g in series["games"]] == [1, 2]
-    assert [g["players"] for g in series["games"]] == [first["names"], second["names"]]
-    assert [g["winners"] for g in series["games"]] == [first["winners"], second["winners"]]
+    games = [first] + [x for x in hlines if "verdict" in x]
+    assert [g["verdict"] for g in games] == ["fair"] * 3
+    series = games[-1]["series"]
+    assert [g["game_no"] for g in series["games"]] == [1, 2, 3]
+    assert [g["players"] for g in series["games"]] == [g["names"] for g in games]
+    assert [g["winners"] for g in series["games"]] == [g["winners"] for g in games]
+    assert games[2]["names"] == games[1]["names"]  # same seats for the rematch
     wins = {n: 0 for n in ("Host", first["names"][1], "Ann", "Bob")}
-    for game in (first, second):
+    for game in games:
         for name in game["winners"]:
             wins[name] += 1
     assert series["wins"] == wins
-    assert len({g["game_id"] for g in series["games"]}) == 2
+    assert len({g["game_id"] for g in series["games"]}) == 3
     # each game's transcript is its own, and certified
-    for n in (1, 2):
+    for n in (1, 2, 3):
         assert audit_game(tmp_path / f"host-g{n}.silkroad").status == CERTIFIED
     bout, berr = bob.communicate(timeout=120)
     assert bob.returncode == 0, berr
     blines = [json.loads(x) for x in bout.splitlines()]
-    assert blines[-1]["event"] == "series-over"  # the host opened no third game
-    bob_game = next(x for x in blines if "verdict" in x)
-    assert bob_game["series"]["games"][0]["game_no"] == 2
-    assert bob_game["scores"] == second["scores"]
-    assert audit_game(tmp_path / "bob-g2.silkroad").status == CERTIFIED
+    assert blines[-1]["event"] == "series-over"  # the host opened no fourth game
+    bob_games = [x for x in blines if "verdict" in x]
+    assert [g["series"]["games"][0]["game_no"] for g in bob_games] == [2, 2]
+    assert [len(g["series"]["games"]) for g in bob_games] == [1, 2]
+    assert [g["scores"] for g in bob_games] == [g["scores"] for g in games[1:]]
+    for n in (2, 3):
+        assert audit_game(tmp_path / f"bob-g{n}.silkroad").status == CERTIFIED
