@@ -46,7 +46,7 @@ from bench.frugal_bot import FrugalBot
 from crypto.shuffle import DEFAULT_LAMBDA
 from p2p.judge.game_audit import UNFAIR, GameAuditReport, audit_folder, audit_game
 from p2p.local_table import LocalPeer, finish_peer, make_local_setup, start_peer
-from p2p.table import Table, TableResult, TableStopped
+from p2p.table import LockstepTable, TableResult, TableStopped
 
 from .live_cheats import MISBEHAVIOURS, Adversary, Plan, arm, choose_plan
 
@@ -127,7 +127,7 @@ async def play_game(root: Path, plan: Plan, timeout: float = GAME_TIMEOUT) -> Ga
     n = plan.players
     t0 = time.perf_counter()
     peers = await make_local_setup(n, "audit", root, lam=DEFAULT_LAMBDA)
-    tables: list[Table] = []
+    tables: list[LockstepTable] = []
     adversary: Adversary | None = None
     results: list[Any] = []
     hung = False
@@ -167,7 +167,7 @@ async def play_game(root: Path, plan: Plan, timeout: float = GAME_TIMEOUT) -> Ga
     return report
 
 
-def judge_seat(report: GameReport, peer: LocalPeer, table: Table, result: Any) -> None:
+def judge_seat(report: GameReport, peer: LocalPeer, table: LockstepTable, result: Any) -> None:
     """Check one honest seat's live verdict, its verdicts on abort notices and the audits
     of what it stored; record its outcome and any violation in ``report``."""
     cheater = report.plan.cheater

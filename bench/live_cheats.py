@@ -58,7 +58,7 @@ from p2p.protocol.wire import (
     PROOF_RULES,
     STOP_KIND,
 )
-from p2p.table import Table
+from p2p.table import LockstepTable
 from p2p.table.outbox import Outbox
 
 MISBEHAVIOURS: tuple[str, ...] = (
@@ -327,7 +327,7 @@ class CheatOutbox(Outbox):
     """The cheater's outbox: every envelope it signs passes :meth:`sign`, where the plan
     may change it, split it, hold it or add envelopes after it."""
 
-    def __init__(self, table: Table, plan: Plan, transport: CheatTransport) -> None:
+    def __init__(self, table: LockstepTable, plan: Plan, transport: CheatTransport) -> None:
         super().__init__(table.ctx, table.signer, table._dispatch)
         self.table = table
         self.plan = plan
@@ -663,7 +663,7 @@ class Adversary:
     """An armed cheater: its plan and the parts it replaced in its table."""
 
     plan: Plan
-    table: Table
+    table: LockstepTable
     transport: CheatTransport
     outbox: CheatOutbox
 
@@ -672,7 +672,7 @@ class Adversary:
         self.transport.close()
 
 
-def arm(table: Table, plan: Plan) -> Adversary:
+def arm(table: LockstepTable, plan: Plan) -> Adversary:
     """Make ``table`` (the cheater's, not yet running) misbehave as ``plan`` says: the
     ``prepare`` hook of a game runner."""
     if table.me != plan.cheater:

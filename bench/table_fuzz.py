@@ -22,7 +22,7 @@ from crypto.transcript import DOMAIN, VERSION
 from p2p.protocol.wire import ENV_TAG, SYNC_TAG
 
 if TYPE_CHECKING:
-    from p2p.table import Table
+    from p2p.table import LockstepTable
 
 _JUNK_VALUES: list[object] = [None, True, -1, 2**63, "x" * 300, b"", [], [[[]]], 1.5,
                               {"k": 1}, b"\xff" * 33]
@@ -105,7 +105,8 @@ def mutations(wires: list[bytes], rng: random.Random, count: int, key: Ed25519Pr
             yield ENV_TAG + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80)))
 
 
-def fuzz_table(target: Table, source: Table, count: int, seed: int) -> dict[str, Any]:
+def fuzz_table(target: LockstepTable, source: LockstepTable, count: int,
+               seed: int) -> dict[str, Any]:
     """Feed ``count`` mutations of ``source``'s log to ``target``; check nothing changed."""
     rng = random.Random(seed)
     key = source.signer.key

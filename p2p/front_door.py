@@ -56,8 +56,7 @@ from .judge.game_audit import (
 )
 from .lobby.code_guard import AUTO, estimate_bits, generate_code
 from .lobby.discovery import Discovery, TableBrowser, TableFilter, TableInfo
-from .lobby.seating import DIAL_TIMEOUT, join_discovered, join_table
-from .lobby.seating import Table as LobbyTable
+from .lobby.seating import DIAL_TIMEOUT, LobbyTable, join_discovered, join_table
 from .lobby.series import (
     KeptListener,
     NextGame,
@@ -90,7 +89,7 @@ from .store import (
     read_export,
     write_private,
 )
-from .table import Agent, HumanDecider, Table, TableResult, TableStopped
+from .table import Agent, HumanDecider, LockstepTable, TableResult, TableStopped
 from .watch.client import EVERY as WATCH_EVERY
 from .watch.client import Watcher, WatchError, WatchResult
 from .watch.hub import WatchHub
@@ -398,7 +397,7 @@ class HostedTable:
                 for p in self._plans if p.identity.public in keys]
         hub = self._hub
 
-        def on_table(table: Table, folder: Path) -> None:
+        def on_table(table: LockstepTable, folder: Path) -> None:
             handle.attach(table, folder)
             if hub is not None:
                 hub.attach(table)

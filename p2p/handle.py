@@ -1,7 +1,7 @@
 """TableHandle: what a user interface may see and do at one seat's running table.
 
 The CLI used to poll the table's crypto session and its transport by duck typing and to
-overwrite ``Table.on_step``.  The handle is the one typed surface between them: the
+overwrite ``LockstepTable.on_step``.  The handle is the one typed surface between them: the
 player's view (state and own hand), progress of a long crypto op, which links are up,
 whom the table waits for, a list of step subscribers, abandon, and the result.  Every
 entry point of :mod:`p2p.front_door` takes a handle and attaches it once the table exists
@@ -20,7 +20,7 @@ from engine.state import GameState, Phase
 from engine.view import PlayerView
 
 from .net.mesh import Mesh
-from .table import Table, TableResult, TableStopped
+from .table import LockstepTable, TableResult, TableStopped
 from .table.talk import TalkLine
 
 StepListener = Callable[[Action], None]
@@ -45,7 +45,7 @@ class TableHandle:
     """One seat's table as the UI sees it; empty (``ready`` False) until attached."""
 
     def __init__(self) -> None:
-        self._table: Table | None = None
+        self._table: LockstepTable | None = None
         self._listeners: list[StepListener] = []
         self._talk: TalkListener | None = None
         self._on_ready: list[Callable[[], None]] = []
@@ -57,14 +57,14 @@ class TableHandle:
         self.result: TableResult | None = None
 
     # --- wiring (the front door calls this) --------------------------------------------
-    def attach(self, table: Table, folder: Path | None = None) -> None:
+    def attach(self, table: LockstepTable, folder: Path | None = None) -> None:
         """Follow ``table`` from now on.  A step hook set before is kept and runs first."""
         self._table = table
         if folder is not None:
             self.folder = folder
         previous = table.on_step
 
-        def on_step(t: Table, action: Action) -> None:
+        def on_step(t: LockstepTable, action: Action) -> None:
             if previous is not None:
                 previous(t, action)
             for listener in list(self._listeners):

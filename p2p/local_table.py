@@ -39,7 +39,7 @@ from .net.connection import Listener
 from .net.mesh import Mesh, RosterEntry
 from .peer_process import PeerProcess, spawn, stop, wait_all, watch
 from .store import BotSeat, FolderLock, GameStore, Secrets, game_folder
-from .table import HumanDecider, Table, TableResult, TableSetup
+from .table import HumanDecider, LockstepTable, TableResult, TableSetup
 from .table.pacing import paced
 
 LOOPBACK = "127.0.0.1"
@@ -59,7 +59,7 @@ class LocalPeer:
     game_id: bytes
     folder: Path
     mesh: Mesh | None = None
-    table: Table | None = None
+    table: LockstepTable | None = None
     #: the agreed board spec (``"default"`` or board JSON), see :mod:`p2p.game`
     board: str = DEFAULT_BOARD
     #: held while this peer plays from ``folder`` (:class:`p2p.store.FolderLock`)
@@ -139,7 +139,7 @@ def table_setup(roster: list[RosterEntry], params: GameParams, seat: int, game_i
 
 async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = None, *,
                      lam: int | None = None, heartbeat: float = 0.2, peer_timeout: float = 3.0,
-                     stall_timeout: float = 5.0, abandon_timeout: float = 60.0) -> Table:
+                     stall_timeout: float = 5.0, abandon_timeout: float = 60.0) -> LockstepTable:
     """Start the mesh and build the table (``await table.run()`` plays); a folder that
     already holds a transcript makes the table resume.  The folder is locked first
     (:class:`p2p.store.FolderInUse` if another peer plays from it); :func:`finish_peer`
@@ -164,7 +164,7 @@ async def start_peer(peer: LocalPeer, agent: Any, human: HumanDecider | None = N
     if store.secrets_path.exists():
         x = store.load_secrets().elgamal_x
     setup = table_setup(peer.roster, peer.params, peer.seat, peer.game_id, lam, board)
-    table = Table(mesh, setup, peer.identity, store, agent, human, elgamal_x=x,
+    table = LockstepTable(mesh, setup, peer.identity, store, agent, human, elgamal_x=x,
                   stall_timeout=stall_timeout, abandon_timeout=abandon_timeout)
     peer.table = table
     return table
@@ -194,7 +194,7 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
                          shuffle_mode: str = "audit", folder: str | Path = "games",
                          human: HumanDecider | None = None, *, lam: int = DEFAULT_LAMBDA,
                          audit: bool = True, names: list[str] | None = None,
-                         on_tables: Callable[[list[Table]], None] | None = None,
+                         on_tables: Callable[[list[LockstepTable]], None] | None = None,
                          variant: str | None = None,
                          board: str | os.PathLike[str] | None = None,
                          pace: float = 0.0, bot_processes: bool = False,
@@ -226,7 +226,7 @@ async def run_local_game(players: int, bots: list[Any] | str = "heuristic", seed
     peers = await make_local_setup(players, shuffle_mode, Path(folder), lam=lam, names=names,
                                    variant=variant or "base", board=board, money=money)
     # with a human at the table nobody gives up on a slow decision: the UI can call
-    # ``Table.abandon`` instead
+    # ``LockstepTable.abandon`` instead
     abandon = float("inf") if human else 60.0
     children: list[PeerProcess] = []
     tables = []

@@ -20,7 +20,7 @@ from .identity import Identity
 from .local_table import LocalPeer, finish_peer, start_peer
 from .net.connection import Listener
 from .store import BotSeat, FolderLock, GameStore, game_folder
-from .table import Agent, HumanDecider, Table, TableResult
+from .table import Agent, HumanDecider, LockstepTable, TableResult
 
 
 def setup_board(setup: GameSetup, variant: str | None = None,
@@ -51,7 +51,7 @@ def seat_folder(root: str | Path, setup: GameSetup, listener: Listener) -> Path:
 async def play_setup(setup: GameSetup, listener: Listener, root: str | Path,
                      agent: Agent | None = None, human: HumanDecider | None = None, *,
                      lam: int = DEFAULT_LAMBDA, abandon_timeout: float = 1800.0,
-                     on_table: Callable[[Table, Path], None] | None = None,
+                     on_table: Callable[[LockstepTable, Path], None] | None = None,
                      variant: str | None = None,
                      board: str | os.PathLike[str] | None = None,
                      bot_seats: Sequence[BotSeat] = ()) -> TableResult:
@@ -85,7 +85,7 @@ async def play_setup(setup: GameSetup, listener: Listener, root: str | Path,
 
 async def _play_peer(peer: LocalPeer, agent: Agent | None, human: HumanDecider | None,
                      abandon_timeout: float,
-                     on_table: Callable[[Table, Path], None] | None) -> TableResult:
+                     on_table: Callable[[LockstepTable, Path], None] | None) -> TableResult:
     """Start ``peer``'s table, show it to ``on_table``, play to the end, always clean up."""
     try:
         table = await start_peer(peer, agent, human, abandon_timeout=abandon_timeout)
@@ -99,7 +99,7 @@ async def _play_peer(peer: LocalPeer, agent: Agent | None, human: HumanDecider |
 async def resume_folder(folder: str | Path, agent: Agent | None = None,
                         human: HumanDecider | None = None, *,
                         abandon_timeout: float = 1800.0,
-                        on_table: Callable[[Table, Path], None] | None = None,
+                        on_table: Callable[[LockstepTable, Path], None] | None = None,
                         lock: FolderLock | None = None) -> TableResult:
     """Restart a crashed peer from its game folder (same address, same key) and finish
     (``on_table`` as in :func:`play_setup`).  The folder is locked first (or ``lock``, the

@@ -560,7 +560,7 @@ class NetSession:
 
 
 def _a_move(what: str) -> bool:
-    """Whether the table's wait (:meth:`p2p.table.Table.waiting_for`) is for a player's
+    """Whether the table's wait (:meth:`p2p.table.LockstepTable.waiting_for`) is for a player's
     move, which a person decides (as opposed to a crypto op or an acknowledgement)."""
     return what.startswith(("the action of seat", "crypto op sealed"))
 

@@ -125,7 +125,7 @@ class _Seat:
     board_digest: bytes | None = None
 
 
-class Table:
+class LobbyTable:
     """The host side of a table (the host is always seat 0)."""
 
     def __init__(
@@ -205,7 +205,7 @@ class Table:
         self.watchers = 0
 
     # ---------------------------------------------------------------- lifecycle
-    async def open(self) -> Table:
+    async def open(self) -> LobbyTable:
         """Start accepting joiners (and advertise, if a :class:`Discovery` was given)."""
         key = None
         if self.join_code is not None:

@@ -99,20 +99,20 @@ def _settle_heap() -> None:
     entries); with them tracked, each full collection scanned the whole heap — 50 ms pauses
     with six peers in one process, the worst plain-move latencies.  ``gc.freeze`` only
     stops *scanning* them: reference counting still frees them when they die, so only
-    cyclic garbage that already exists is kept until :meth:`Table.run` ends, which calls
+    cyclic garbage that already exists is kept until :meth:`LockstepTable.run` ends, which calls
     ``gc.unfreeze()`` so that a process playing many games (tests, a long session) frees
     each one.  Called after each crypto step, i.e. a few dozen times per game."""
     gc.freeze()
 
 
-class Table:
+class LockstepTable:
     """One peer of a lockstep game.  ``await run()`` plays to the end."""
 
     def __init__(self, transport: Transport, setup: TableSetup, identity: Identity,
                  store: GameStore | None, agent: Agent | None = None,
                  human: HumanDecider | None = None, *, stall_timeout: float = 5.0,
                  abandon_timeout: float = 60.0, elgamal_x: int | None = None,
-                 on_step: Callable[[Table, Action], None] | None = None) -> None:
+                 on_step: Callable[[LockstepTable, Action], None] | None = None) -> None:
         self.setup = setup
         self.me = setup.my_seat
         self.n = setup.players

@@ -2,7 +2,7 @@
 
 A seat's move for step ``s`` may arrive before the table reaches ``s`` (a fast peer), so
 it waits here, per step, in its sender's chain order; the main loop takes the first one
-for the step it decides (:meth:`p2p.table.loop.Table._player_step`).  What can never be
+for the step it decides (:meth:`p2p.table.loop.LockstepTable._player_step`).  What can never be
 taken is its signer's: a malformed move at once, a move for a step already decided once
 every peer acknowledged that step (:meth:`p2p.table.accuser.Accuser.suspect`), and more
 than :data:`p2p.protocol.wire.MAX_QUEUED_ACTIONS` pending moves of one sender (the bound on what a

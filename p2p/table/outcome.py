@@ -13,7 +13,7 @@ class TableStopped(Exception):
 
     ``culprit`` is the seat to blame (None if unknown), ``rule`` a stable id.  ``export``
     is the ``game.silkroad`` the table wrote all the same because the game had reached its
-    end (:meth:`p2p.table.Table.run`), None otherwise.
+    end (:meth:`p2p.table.LockstepTable.run`), None otherwise.
     """
 
     def __init__(self, culprit: int | None, rule: str, detail: str,

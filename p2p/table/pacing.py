@@ -17,7 +17,7 @@ def paced(agent: Agent, delay: float) -> HumanDecider:
 
     Peers may share an event loop (the player's peer and the table screen, or every peer
     with ``silkroad play --one-process``), so the pause must be an ``await``: a sleep inside
-    ``Agent.choose`` would freeze everyone.  :class:`p2p.table.Table` awaits its
+    ``Agent.choose`` would freeze everyone.  :class:`p2p.table.LockstepTable` awaits its
     ``human`` decider, so the paced bot is installed there; it thinks in a worker thread
     (:func:`p2p.table.deciders.think_aside`)."""
     async def decide(view: PlayerView, legal: list[Action]) -> Action:

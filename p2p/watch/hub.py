@@ -40,7 +40,7 @@ from ..net.connection import Connection, Listener
 from ..net.handshake import AcceptPolicy, JoinCodeGuard, join_key
 from ..protocol.wire import ENV_TAG
 from ..sanitize import clean
-from ..table import Table
+from ..table import LockstepTable
 from ..table.talk import SEND_BURST, SEND_WINDOW
 from .stream import BATCH_BYTES, MAX_WATCHERS, PURPOSE, QUEUE_BYTES, GameInfo, talk_of
 
@@ -123,7 +123,7 @@ class WatchHub:
         self.on_change = on_change
         self._watchers: list[_Watcher] = []
         self._info: GameInfo | None = None
-        self._table: Table | None = None
+        self._table: LockstepTable | None = None
         self._own_sent = 0
         self._ended: str | None = None
         self._closed = False
@@ -153,7 +153,7 @@ class WatchHub:
         for w in self._watchers:
             self._send_info(w)
 
-    def attach(self, table: Table) -> None:
+    def attach(self, table: LockstepTable) -> None:
         """Tap ``table`` (before it runs): its verified intake and our own broadcasts."""
         self._table = table
         table.ctx.on_accepted = self._accepted

@@ -17,7 +17,7 @@ Nothing a host sends is taken on trust (:mod:`p2p.watch.client`): the roster and
 must hash to the game id, and each envelope must verify under its sender's roster key and
 that game id, which every seat's signature binds.  A watcher's line of talk is relayed
 by the host's table under the host's signature, marked as the watcher's
-(:meth:`p2p.table.Table.relay_talk`), so it reaches every seat and watcher in the
+(:meth:`p2p.table.LockstepTable.relay_talk`), so it reaches every seat and watcher in the
 transcript like any line; the host bounds each watcher's pace.  A watcher that sends
 anything else is dropped: watchers have nothing else to say to a table.
 """

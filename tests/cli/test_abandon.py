@@ -1,5 +1,6 @@
 """The table screen's "abandon": when a peer stalls the status line names who we wait for
-(from ``Table.waiting_for()``), ``a`` asks to confirm and ``y`` calls ``Table.abandon``.
+(from ``LockstepTable.waiting_for()``), ``a`` asks to confirm and ``y`` calls
+``LockstepTable.abandon``.
 
 The table here is a stand-in with the public surface the session's
 :class:`p2p.handle.TableHandle` reads, so the stall is
@@ -44,7 +45,7 @@ def _stalled_session(table: StalledTable, words: list[str] | None = None) -> Net
     """Seat 0's session at the stand-in table (it stops once abandoned)."""
 
     async def runner(human: Any, handle: TableHandle) -> RunOutcome:
-        handle.attach(table)  # type: ignore[arg-type]  # the stand-in is not a real Table
+        handle.attach(table)  # type: ignore[arg-type]  # the stand-in is not a real LockstepTable
         await table.stopped.wait()
         raise TableStopped(2, "abandoned", "was waiting for the action of seat 2")
 

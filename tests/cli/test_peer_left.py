@@ -53,7 +53,7 @@ def test_a_player_who_quits_left_the_table_one_who_drops_lost_the_connection() -
         table = QuietTable(meshes[0])
 
         async def runner(human: Any, handle: TableHandle) -> RunOutcome:
-            handle.attach(table)  # type: ignore[arg-type]  # the stand-in is not a Table
+            handle.attach(table)  # type: ignore[arg-type]  # the stand-in is not a LockstepTable
             await table.stopped.wait()
             return RunOutcome(None)
 

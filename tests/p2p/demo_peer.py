@@ -20,7 +20,7 @@ from typing import Any
 from p2p.game import GameSetup
 from p2p.identity import Identity
 from p2p.lobby.discovery import Discovery
-from p2p.lobby.seating import Table, join_discovered, join_table
+from p2p.lobby.seating import LobbyTable, join_discovered, join_table
 from p2p.net.connection import Listener
 from p2p.net.mesh import Mesh, PeerDown, PeerUp, Received
 
@@ -73,7 +73,7 @@ async def run(args: argparse.Namespace) -> int:
         emit(event="listening", port=listener.port, fingerprint=identity.fingerprint)
         if args.role == "host":
             await discovery.start()
-            table = Table(
+            table = LobbyTable(
                 listener,
                 name=args.table,
                 seats=args.seats,

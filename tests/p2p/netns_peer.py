@@ -15,8 +15,7 @@ from table_kit import FrugalBot  # this script's folder is on sys.path
 
 from p2p.identity import Identity
 from p2p.lobby.discovery import Discovery
-from p2p.lobby.seating import Table as LobbyTable
-from p2p.lobby.seating import join_discovered
+from p2p.lobby.seating import LobbyTable, join_discovered
 from p2p.net.connection import Listener
 from p2p.netgame import play_setup
 

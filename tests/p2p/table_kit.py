@@ -14,7 +14,7 @@ from engine.actions import Action, ExchangeDone, ExchangePair
 from engine.bots import make_bot
 from engine.view import PlayerView
 from p2p.local_table import LocalPeer, finish_peer, make_local_setup, start_peer
-from p2p.table import Table, TableResult, TableStopped
+from p2p.table import LockstepTable, TableResult, TableStopped
 
 LAM = DEFAULT_LAMBDA
 """λ of the tables in tests: the protocol's own (it only weighs on cut-and-choose proofs,
@@ -52,18 +52,18 @@ class OneDrawBot:
 
 
 async def play_tables(root: Path, players: int, mode: str = "audit", frugal: bool = True,
-                      seed: int = 1, table_cls: type[Table] = Table,
+                      seed: int = 1, table_cls: type[LockstepTable] = LockstepTable,
                       on_step: Any = None, agents: dict[int, Any] | None = None,
-                      abandon: float = 60.0, prepare: Callable[[Table], None] | None = None,
+                      abandon: float = 60.0, prepare: Callable[[LockstepTable], None] | None = None,
                       ) -> tuple[list[LocalPeer], list[Any]]:
     """Play one game among ``players`` local peers; returns peers and results/exceptions."""
     peers = await make_local_setup(players, mode, root, lam=LAM)
-    tables: list[Table] = []
+    tables: list[LockstepTable] = []
     for p in peers:
         agent = (agents or {}).get(p.seat) or (
             FrugalBot(seed * 10 + p.seat) if frugal else make_bot("heuristic", seed * 10 + p.seat))
         t = await start_peer(p, agent, lam=LAM, abandon_timeout=abandon)
-        if table_cls is not Table:
+        if table_cls is not LockstepTable:
             t.__class__ = table_cls
         t.on_step = on_step
         if prepare is not None:
@@ -116,7 +116,7 @@ class Rerouted:
         return await self.inner.next_event()
 
 
-def go_silent(t: Table) -> None:
+def go_silent(t: LockstepTable) -> None:
     """From now on ``t`` sends nothing (as a peer whose machine died would)."""
     t.transport = _Silence(t.transport)
 
@@ -136,7 +136,7 @@ def finished(results: list[Any]) -> list[TableResult]:
 
 
 async def play_with_restart(root: Path, players: int, victim: int,
-                            when: Callable[[Table], bool], *, frugal: bool = True,
+                            when: Callable[[LockstepTable], bool], *, frugal: bool = True,
                             seed: int = 1, pause: float = 0.3,
                             deadline: float = 60.0,
                             bot: Callable[[int], Any] | None = None) -> tuple[list[Any], bool]:
@@ -187,10 +187,10 @@ async def play_with_restart(root: Path, players: int, victim: int,
     return list(results), killed
 
 
-def op_running(name: str) -> Callable[[Table], bool]:
+def op_running(name: str) -> Callable[[LockstepTable], bool]:
     """Kill condition: the table's session is in the middle of op ``name``."""
 
-    def when(t: Table) -> bool:
+    def when(t: LockstepTable) -> bool:
         cur = t.session.current
         return cur is not None and cur.name == name
 

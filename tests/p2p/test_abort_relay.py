@@ -28,7 +28,7 @@ from engine.view import PlayerView
 from p2p.judge.game_audit import UNFAIR, audit_folder
 from p2p.protocol.envelope_header import peek_header
 from p2p.protocol.wire import ABORT_KIND, ENV_TAG, STOP_KIND, SYNC_TAG
-from p2p.table import Table, TableStopped
+from p2p.table import LockstepTable, TableStopped
 from p2p.table.deciders import think_aside
 from p2p.table.waiting import Waiter
 
@@ -43,7 +43,7 @@ FIRE_FROM = 6
 ABANDON = 30.0
 
 
-def _judge_turn(t: Table) -> bool:
+def _judge_turn(t: LockstepTable) -> bool:
     """Whether ``t`` stands at a step from :data:`FIRE_FROM` on where JUDGE alone acts."""
     return (t.step >= FIRE_FROM and not is_simultaneous(t.state)
             and tuple(actors(t.state)) == (JUDGE,))
@@ -61,14 +61,14 @@ class _Signalling(Waiter):
         return out
 
 
-def _signalling(t: Table) -> _Signalling:
+def _signalling(t: LockstepTable) -> _Signalling:
     t.waiter.__class__ = _Signalling
     w = cast(_Signalling, t.waiter)
     w.stopped = asyncio.Event()
     return w
 
 
-def _slow_to_decide(t: Table) -> None:
+def _slow_to_decide(t: LockstepTable) -> None:
     """JUDGE is a person still thinking about its move at the first step from FIRE_FROM on
     where it acts: its decision would come only after its table stopped (then the stop is
     raised, nothing is sent).  Before that, a frugal bot decides."""
@@ -136,7 +136,7 @@ class _LateAsking:
         return await self.inner.next_event()
 
 
-def _notice(t: Table, kind: str) -> None:
+def _notice(t: LockstepTable, kind: str) -> None:
     """CHEAT signs its notice: a false accusation of OTHER (its first envelope as the
     evidence), or a stop with a made-up reason; then it stops and says nothing more."""
     if kind == ABORT_KIND:
@@ -157,12 +157,12 @@ async def _play(root: Path, kind: str, to: int | None, slow_judging: bool
     #: OTHER's judging goes on (set once it waited past its abandon timeout, or at the end)
     go_on = threading.Event()
 
-    def on_step(t: Table, _a: Action) -> None:
+    def on_step(t: LockstepTable, _a: Action) -> None:
         if t.me == CHEAT and not fired and _judge_turn(t):
             fired.append(t.step)
             _notice(t, kind)
 
-    def slow(t: Table) -> None:
+    def slow(t: LockstepTable) -> None:
         """OTHER's first audit for an accusation goes on only once OTHER has waited past
         its abandon timeout (cut to 0.5 s when that audit starts): seen when it asks its
         peers for what it lacks, after 1 s of one wait (a wait that timed out never gets
@@ -187,7 +187,7 @@ async def _play(root: Path, kind: str, to: int | None, slow_judging: bool
         t.waiter.on_stall = stall
         t.aborts._audit = late_audit
 
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         if t.me == CHEAT:
             t.transport = _OneNoticeThenSilent(t.transport, kind, to)
         elif t.me == JUDGE:

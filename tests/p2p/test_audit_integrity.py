@@ -35,7 +35,7 @@ from p2p.judge.game_audit import (
 from p2p.local_table import LocalPeer, make_local_setup
 from p2p.protocol.wire import ENV_TAG, MAX_EARLY, STOP_KIND
 from p2p.store import GameStore, encode_export, read_export
-from p2p.table import Table, TableStopped
+from p2p.table import LockstepTable, TableStopped
 
 FORGER = 1
 
@@ -227,7 +227,7 @@ def test_an_action_sent_to_one_peer_only_is_fetched_and_the_game_is_certified(
     from whoever has it (gap sync while waiting) and nobody is blamed."""
     done: list[int] = []
 
-    class Selective(Table):
+    class Selective(LockstepTable):
         def emit(self, kind: str, body: Any) -> None:
             if self.me == 1 and kind == "action" and not done and self.step >= 6:
                 env = self.outbox.sign(kind, body)
@@ -256,7 +256,7 @@ def test_a_cheat_shown_to_one_peer_only_is_judged_by_all(tmp_path: Path) -> None
     carried envelope itself and names seat 1 too — never the accuser."""
     done: list[int] = []
 
-    class ShowOne(Table):
+    class ShowOne(LockstepTable):
         def emit(self, kind: str, body: Any) -> None:
             if (self.me == 1 and kind == "action" and not done and self.step >= 6
                     and actors(self.state) == (1,)):
@@ -285,7 +285,7 @@ def test_a_flood_of_early_envelopes_costs_its_sender_not_the_others(tmp_path: Pa
     seat 1 is named (its flood contradicts the chain it goes on signing)."""
     done: list[int] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == 1 and not done and t.step >= 6:
             done.append(t.step)
             s = t.signer
@@ -295,9 +295,9 @@ def test_a_flood_of_early_envelopes_costs_its_sender_not_the_others(tmp_path: Pa
                 t.transport.broadcast(ENV_TAG + s.sign("stop", ["r", str(i)]))
             s.seq, s.prev = seq, prev
 
-    tables: dict[int, Table] = {}
+    tables: dict[int, LockstepTable] = {}
 
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         tables[t.me] = t
 
     _peers, results = run(lambda: play_tables(tmp_path, 3, on_step=hook, abandon=30.0,

@@ -17,7 +17,7 @@ from table_kit import LAM, run
 
 from engine.actions import Action
 from p2p.local_table import run_local_game
-from p2p.table import Table, TableStopped
+from p2p.table import LockstepTable, TableStopped
 
 
 def _peer_pids(root: Path) -> list[int]:
@@ -64,14 +64,14 @@ def test_a_bot_process_that_dies_is_named_at_once(tmp_path: Path) -> None:
     """Without the watcher our table would wait for the dead seat until its timeout."""
     killed: list[int] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.step >= 12 and not killed:
             pids = _peer_pids(tmp_path / "seat2")
             if pids:
                 os.kill(pids[0], signal.SIGKILL)
                 killed.append(pids[0])
 
-    def on_tables(tables: list[Table]) -> None:
+    def on_tables(tables: list[LockstepTable]) -> None:
         tables[0].on_step = hook
 
     t0 = time.monotonic()

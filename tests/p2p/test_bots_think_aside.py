@@ -17,7 +17,7 @@ from crypto.transcript import Envelope
 from engine.actions import Action
 from engine.view import PlayerView
 from p2p.protocol.wire import ACK_KIND
-from p2p.table import Table, TableResult
+from p2p.table import LockstepTable, TableResult
 
 THINK = 3.0
 """Seconds the slow bot thinks, twice: longer than the others' first sync request (1 s)
@@ -31,7 +31,7 @@ class SlowBot:
 
     def __init__(self, seed: int) -> None:
         self.inner = FrugalBot(seed)
-        self.table: Table | None = None
+        self.table: LockstepTable | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.acks_while_thinking: list[int] = []
         self.loop_ran: list[bool] = []
@@ -58,7 +58,7 @@ class SlowBot:
 def test_a_bot_thinking_seconds_stalls_no_one(tmp_path: Path) -> None:
     slow = SlowBot(11)
 
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         if t.me == 1:
             slow.table = t
             slow.loop = asyncio.get_running_loop()

@@ -25,7 +25,7 @@ from p2p.judge.game_audit import CERTIFIED, EXIT_UNFAIR, UNFAIR, audit_folder, a
 from p2p.net.handshake import PROTOCOL_VERSION
 from p2p.protocol.wire import HEADS_SINCE, crypto_heads_problem
 from p2p.store import read_export
-from p2p.table import Table, TableStopped
+from p2p.table import LockstepTable, TableStopped
 
 
 @pytest.fixture(scope="module", params=[3, 4])
@@ -143,7 +143,7 @@ def test_a_crypto_body_without_heads_names_its_signer_live(tmp_path: Path,
     peer stops naming it ``malformed-crypto``, and every folder audits so."""
     sent: list[int] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == 1 and not sent and t.step >= 6:
             sent.append(t.step)
             body: list[object] = [99, "keys", [], "key", []]
@@ -199,7 +199,7 @@ def test_a_failing_message_whose_heads_name_another_history_names_no_one_live(
     failure names no one (the rule of :func:`p2p.judge.evidence.crypto_rests_on`)."""
     lied: list[str] = []
 
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         if t.me != 1:
             return
         honest_body = t.outbox.signed_body

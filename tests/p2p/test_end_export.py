@@ -21,7 +21,7 @@ from table_kit import go_silent, play_tables, run
 from p2p.judge.game_audit import EXIT_NOT_CERTIFIED, NOT_CERTIFIED, STOPPED, audit_game
 from p2p.protocol.wire import CLOSE_KIND, STOP_KIND
 from p2p.store import GameStore
-from p2p.table import Table, TableStopped
+from p2p.table import LockstepTable, TableStopped
 
 SILENT = 2
 
@@ -43,7 +43,7 @@ class _Late:
         return await self.inner.next_event()
 
 
-class NoCloser(Table):
+class NoCloser(LockstepTable):
     """Seat 2 plays to the end and reveals its secrets, but never signs its close.
 
     The other seats wait for it for the same time, so the first to time out could tell the
@@ -59,7 +59,7 @@ class NoCloser(Table):
         super().emit(kind, body)
 
 
-def _patient_silent_seat(t: Table) -> None:
+def _patient_silent_seat(t: LockstepTable) -> None:
     """The silent seat waits far longer than the others, so that the others' timeout (not
     a stop notice of the silent seat's own) is what stops their tables."""
     t.waiter.stall_timeout = 1.0
@@ -100,7 +100,7 @@ def test_a_seat_that_never_closes_leaves_every_other_seat_an_export(tmp_path: Pa
 def test_a_table_stopped_before_the_end_writes_no_export(tmp_path: Path) -> None:
     """Before the end there is no game to export: the folder (``silkroad audit FOLDER``)
     covers the part played, and the stop says so by carrying no export."""
-    def silence_seat_2(t: Table) -> None:
+    def silence_seat_2(t: LockstepTable) -> None:
         if t.me == SILENT:
             t.on_step = lambda table, _a: go_silent(table) if table.step == 4 else None
 

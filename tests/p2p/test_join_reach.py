@@ -25,7 +25,7 @@ from test_p2p_handshake import RawDialer
 import p2p.lobby.dial as lobby_mod
 from p2p.errors import HandshakeError, LobbyError, NotSilkroad
 from p2p.identity import Identity
-from p2p.lobby.seating import LOBBY, Table, join_table
+from p2p.lobby.seating import LOBBY, LobbyTable, join_table
 from p2p.net.connection import Connection, Listener, dial
 from p2p.net.framing import frame, pack
 from p2p.net.handshake import PROTOCOL_VERSION, AcceptPolicy, new_incarnation
@@ -208,13 +208,13 @@ def test_a_joiner_dials_again_until_the_table_answers() -> None:
         joining = asyncio.create_task(join_table(me, LOOPBACK, port, name="Ann",
                                                  dial_timeout=30, start_timeout=30))
         host: Listener | None = None
-        table: Table | None = None
+        table: LobbyTable | None = None
         try:
             await asyncio.wait_for(two_closed.wait(), 20)
             front.close()
             await front.wait_closed()
             host = await Listener(Identity.generate(), host=LOOPBACK, port=port).start()
-            table = await Table(host, name="Tea", seats=3).open()
+            table = await LobbyTable(host, name="Tea", seats=3).open()
             waiting = asyncio.create_task(table.wait_for_players(2, timeout=30))
             done, _ = await asyncio.wait({joining, waiting},
                                          return_when=asyncio.FIRST_COMPLETED)
@@ -255,7 +255,7 @@ def test_a_refusal_with_a_reason_is_not_asked_again(
     async def body() -> None:
         host = await Listener(Identity.generate(), host=LOOPBACK,
                               version=host_version).start()
-        table = await Table(host, name="Tea", seats=3, join_code="ruby").open()
+        table = await LobbyTable(host, name="Tea", seats=3, join_code="ruby").open()
         try:
             reason, took = await _join_fails(host.port, join_code=code, dial_timeout=30)
         finally:

@@ -18,7 +18,7 @@ from p2p.errors import LobbyError
 from p2p.game import wordlist
 from p2p.identity import Identity
 from p2p.lobby.code_guard import CodeGuard, estimate_bits, generate_code
-from p2p.lobby.seating import Table, join_table
+from p2p.lobby.seating import LobbyTable, join_table
 from p2p.net.connection import Listener
 
 CODE = "silk 7"
@@ -47,7 +47,7 @@ def test_wrong_codes_back_off_then_the_lobby_closes_to_the_address() -> None:
 
     async def body() -> None:
         host = await Listener(Identity.generate(), host=LOOPBACK).start()
-        table = await Table(host, name="Tea", seats=4, join_code=CODE,
+        table = await LobbyTable(host, name="Tea", seats=4, join_code=CODE,
                             code_guard=guard).open()
         try:
             # the right code first: it is not counted against the address
@@ -84,7 +84,7 @@ def test_parallel_guesses_are_taken_one_at_a_time() -> None:
 
     async def body() -> None:
         host = await Listener(Identity.generate(), host=LOOPBACK).start()
-        table = await Table(host, name="Tea", seats=4, join_code=CODE,
+        table = await LobbyTable(host, name="Tea", seats=4, join_code=CODE,
                             code_guard=guard).open()
         try:
             t0 = time.monotonic()
@@ -109,7 +109,7 @@ def test_a_long_wait_is_refused_at_once_with_the_time_left() -> None:
 
     async def body() -> None:
         host = await Listener(Identity.generate(), host=LOOPBACK).start()
-        table = await Table(host, name="Tea", seats=4, join_code=CODE,
+        table = await LobbyTable(host, name="Tea", seats=4, join_code=CODE,
                             code_guard=guard).open()
         try:
             assert "wrong or missing" in (await _try(host, "nope"))[0]

@@ -20,7 +20,7 @@ from test_p2p_mesh import crash, expect
 
 from p2p.errors import LobbyError
 from p2p.identity import Identity
-from p2p.lobby.seating import LOBBY, MAX_JOINING, Table, join_table
+from p2p.lobby.seating import LOBBY, MAX_JOINING, LobbyTable, join_table
 from p2p.net.connection import LOG_BURST, Connection, Listener, dial
 from p2p.net.handshake import AcceptPolicy, new_incarnation
 from p2p.net.mesh import Mesh, PeerUp
@@ -116,7 +116,7 @@ def test_honest_joins_succeed_quickly_under_80_idle_connections(
 
     async def body() -> None:
         host = await Listener(Identity.generate(), host=LOOPBACK).start()
-        table = await Table(host, name="Tea", seats=6, join_code=CODE).open()
+        table = await LobbyTable(host, name="Tea", seats=6, join_code=CODE).open()
         joiners = [await Listener(Identity.generate(), host=LOOPBACK).start()
                    for _ in range(18)]
         seated = 0
@@ -283,7 +283,7 @@ def test_authenticated_but_silent_lobby_connections_are_bounded() -> None:
     ``join_timeout``, and the lobby is open again when they expire."""
     async def body() -> None:
         host = await Listener(Identity.generate(), host=LOOPBACK).start()
-        table = await Table(host, name="Tea", seats=3, join_timeout=1.0).open()
+        table = await LobbyTable(host, name="Tea", seats=3, join_timeout=1.0).open()
         conns: list[Connection] = []
         try:
             for _ in range(MAX_JOINING + 8):  # bounded: 8 more than allowed

@@ -12,7 +12,7 @@ from p2p.errors import LobbyError
 from p2p.game import GameSetup, auth_words, compute_game_id, wordlist
 from p2p.identity import Identity
 from p2p.lobby.discovery import Discovery, TableInfo
-from p2p.lobby.seating import MAX_NAME, Table, join_discovered, join_table, unique_name
+from p2p.lobby.seating import MAX_NAME, LobbyTable, join_discovered, join_table, unique_name
 from p2p.net.connection import Listener
 from p2p.net.mesh import Mesh
 from p2p.sanitize import is_clean
@@ -31,7 +31,7 @@ def test_lobby_discovery_code_start_and_mesh(fast_zeroconf: None) -> None:
     async def body() -> None:
         async with Discovery([LOOPBACK]) as disc_host, Discovery([LOOPBACK]) as disc_join:
             host_l = await listener()
-            table = Table(
+            table = LobbyTable(
                 host_l,
                 name=table_name,
                 seats=4,
@@ -155,7 +155,7 @@ def test_lobby_discovery_code_start_and_mesh(fast_zeroconf: None) -> None:
 def test_start_needs_three_and_leavers_free_their_seat() -> None:
     async def body() -> None:
         host_l = await listener()
-        table = await Table(host_l, name="small", seats=3).open()
+        table = await LobbyTable(host_l, name="small", seats=3).open()
         j1, j2 = await listener(), await listener()
         t1 = asyncio.create_task(join_table(j1, LOOPBACK, host_l.port, name="bob"))
         await table.wait_for_players(2, timeout=5)
@@ -204,7 +204,7 @@ def test_same_names_are_seated_apart_before_the_roster_is_fixed() -> None:
     roster, and every seat computes the game id from those names."""
     async def body() -> None:
         host_l = await listener()
-        table = await Table(host_l, name="Roots", seats=3, host_name="Root",
+        table = await LobbyTable(host_l, name="Roots", seats=3, host_name="Root",
                             shuffle_mode="audit").open()
         j1, j2 = await listener(), await listener()
         seen: list[list[tuple[str, str]]] = []

@@ -20,7 +20,7 @@ from zeroconf.asyncio import AsyncServiceInfo
 from p2p.errors import LobbyError
 from p2p.identity import Identity
 from p2p.lobby.discovery import SERVICE_TYPE, Discovery
-from p2p.lobby.seating import Table, join_table
+from p2p.lobby.seating import LobbyTable, join_table
 from p2p.net.connection import Listener
 from p2p.net.framing import frame, pack
 from p2p.sanitize import clean, is_clean
@@ -100,7 +100,7 @@ def test_lobby_names_and_reasons_are_cleaned() -> None:
     a refusal a table sends is shown cleaned by the joiner."""
     async def body() -> None:
         host = await Listener(Identity.generate(), host=LOOPBACK).start()
-        table = await Table(host, name="Tea", seats=3).open()
+        table = await LobbyTable(host, name="Tea", seats=3).open()
         joiner = await Listener(Identity.generate(), host=LOOPBACK).start()
         seen: list[list[tuple[str, str]]] = []
         task = asyncio.create_task(join_table(

@@ -19,8 +19,7 @@ from table_kit import LAM, run
 
 from p2p.front_door import TableHandle, resume_seat
 from p2p.identity import Identity
-from p2p.lobby.seating import Table as LobbyTable
-from p2p.lobby.seating import join_table
+from p2p.lobby.seating import LobbyTable, join_table
 from p2p.local_table import (
     LocalPeer,
     finish_peer,

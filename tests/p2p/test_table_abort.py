@@ -19,7 +19,7 @@ from engine.actions import Action, encode
 from p2p.judge.game_audit import STOPPED, audit_folder, audit_game
 from p2p.protocol.wire import ABORT_KIND, CLOSE_KIND, ENV_TAG, STOP_KIND
 from p2p.store import GameStore
-from p2p.table import Table, TableStopped
+from p2p.table import LockstepTable, TableStopped
 
 CHEAT = 1
 VICTIM = 2
@@ -52,7 +52,7 @@ class BadProofBlinder(Withdraw):
 
 
 def _cheat_with(op: str, cls: type) -> Any:
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         if t.me == CHEAT:
             t.session.ops[op] = cls
 
@@ -99,7 +99,7 @@ def _accuser_named(tmp_path: Path, hook: Any, liar: int) -> None:
 def test_false_abort_names_the_accuser(tmp_path: Path) -> None:
     liar = 0
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == liar and t.step == 6:
             wrong = t.log.by_sender[2][0]
             t.emit(ABORT_KIND, [2, "dleq-invalid", "made up", [2, 0, wrong.id]])
@@ -115,7 +115,7 @@ def test_an_accusation_pointing_at_what_nobody_holds_names_no_one(tmp_path: Path
     (not the accused, and not the accuser: what it saw may simply not have reached us)."""
     liar = 0
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == liar and t.step == 6:
             t.emit(ABORT_KIND, [2, "dleq-invalid", "made up", [2, 10**6, bytes(32)]])
             t.stop(2, "dleq-invalid", "made up")
@@ -134,7 +134,7 @@ def test_an_abort_notice_is_confirmed_with_its_words_cleaned(tmp_path: Path) -> 
     accusation from the transcript quotes it without escape sequences or bidi overrides."""
     hostile = "\x1b]0;pwned\x07\x1b[2J\u202e"
 
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         if t.me == CHEAT:
             t.session.ops["deal"] = OneBadShareDeal
         if t.me == VICTIM:
@@ -155,7 +155,7 @@ def test_an_abort_notice_is_confirmed_with_its_words_cleaned(tmp_path: Path) -> 
     assert not any(ch in d for d in quoted for ch in "\x1b\x07\u202e"), quoted
 
 
-def _equivocate(t: Table, second_to: int, in_order: bool, tasks: list[Any],
+def _equivocate(t: LockstepTable, second_to: int, in_order: bool, tasks: list[Any],
                 first_to: int | None = None) -> None:
     """Seat ``t.me`` signs two envelopes with one sequence number: the first goes to
     ``first_to`` (everyone if None), the second only to ``second_to``."""
@@ -193,7 +193,7 @@ def test_equivocation_seen_by_one_peer_is_proved_to_all(tmp_path: Path, in_order
     envelopes, and seat 2 — which saw just one — names the equivocator from the proof."""
     tasks: list[Any] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == CHEAT and t.step == 8:
             _equivocate(t, 0, in_order, tasks)
 
@@ -210,7 +210,7 @@ def test_equivocation_seen_by_one_peer_is_proved_to_all(tmp_path: Path, in_order
 def test_forged_equivocation_proof_names_the_accuser(tmp_path: Path) -> None:
     liar = 0
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == liar and t.step == 6:
             real = t.log.by_sender[CHEAT][0].wire
             fake = real[:-1] + bytes([real[-1] ^ 1])  # signature no longer valid
@@ -231,7 +231,7 @@ def test_equivocation_to_different_peers_is_exposed_by_the_dispute(tmp_path: Pat
 
     tasks: list[Any] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == CHEAT and t.step == 8:
             _equivocate(t, VICTIM, True, tasks, first_to=0)
 
@@ -256,7 +256,7 @@ def test_a_bad_share_shown_to_its_victim_only_is_named_by_every_peer(
     batch), and every peer names the cheater, never the victim, live and in every audit of
     its folder — also when a suffix of one seat's chain is cut from that folder."""
 
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         if t.me == CHEAT:
             t.session.ops["deal"] = OneBadShareDeal
             def deal_to_victim(body: bytes) -> int | None:
@@ -319,7 +319,7 @@ def test_two_different_moves_shown_to_two_peers_name_the_mover(tmp_path: Path,
     that waits) — and never an honest seat by majority or by timeout."""
     done: list[int] = []
 
-    class TwoMoves(Table):
+    class TwoMoves(LockstepTable):
         def emit(self, kind: str, body: Any) -> None:
             if (self.me == CHEAT and kind == "action" and not done and self.step >= 4
                     and len(self.legal(CHEAT)) > 1):
@@ -345,7 +345,7 @@ def test_two_different_moves_shown_to_two_peers_name_the_mover(tmp_path: Path,
         assert r.culprit == CHEAT and r.rule in ("equivocation", "bad-chain"), (me, r)
 
 
-class _StopsAndLeaves(Table):
+class _StopsAndLeaves(LockstepTable):
     """CHEAT signs a stop notice (a false reason) at a chosen moment and goes silent."""
 
     told: ClassVar[list[int]] = []
@@ -356,7 +356,7 @@ class _StopsAndLeaves(Table):
         self.stop(None, "left", "went quiet after its stop notice")  # sends nothing more
 
 
-def _shares_then_stops(t: Table) -> None:
+def _shares_then_stops(t: LockstepTable) -> None:
     if t.me != CHEAT:
         return
     t.session.ops["deal"] = OneBadShareDeal

@@ -21,7 +21,7 @@ from p2p.judge.game_audit import audit_game
 from p2p.net.handshake import PROTOCOL_VERSION
 from p2p.protocol.ack_chain import ACK_EVERY, chain_next, chain_start, scheduled
 from p2p.protocol.envelope_header import peek_header
-from p2p.table import Table, TableStopped
+from p2p.table import LockstepTable, TableStopped
 
 
 def _acks(wires: list[bytes]) -> dict[int, list[int]]:
@@ -49,7 +49,7 @@ def test_unscheduled_ack_is_answered_by_every_peer(tmp_path: Path) -> None:
     peer acks that round too, it is compared, and the game goes on to a fair end."""
     chosen: list[int] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == 1 and not chosen and t.step >= 10 and t.step not in t.acks.my_hash \
                 and t.step > t.acks.confirmed:
             chosen.append(t.step)
@@ -74,7 +74,7 @@ def test_desync_off_the_schedule_names_the_odd_peer(tmp_path: Path, odd: int, at
     """The drifted peer is named, on its own signed ack, whether it or another seat acts
     next."""
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == odd and t.step == at:
             t.state.money[(odd + 1) % 3] += 1
 
@@ -134,7 +134,7 @@ def test_older_protocol_versions_audit_but_do_not_play() -> None:
         GameParams.from_wire([PROTOCOL_VERSION + 1, 3, "base", b"", "audit"])
 
 
-class LyingAcker(Table):
+class LyingAcker(LockstepTable):
     """Seat 0 claims, in each ack from round 12 on, a made-up id for seat 2's latest
     envelope.  Heads are only compared where two acks name the same (sender, seq) — which
     seq each acker last holds from seat 2 depends on arrival order — so the liar keeps
@@ -178,7 +178,7 @@ def test_a_slow_dispute_verdict_is_not_cut_short_by_a_timeout(tmp_path: Path) ->
     go_on = threading.Event()
     stalled: list[bool] = []
 
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         if t.me != 1:
             return
         judge = t.acks.judge

@@ -16,13 +16,12 @@ from p2p.errors import LobbyError
 from p2p.game import BoardMismatch, board_spec_digest
 from p2p.identity import Identity
 from p2p.judge.game_audit import DAMAGED, EXIT_NOT_CERTIFIED, audit_game
-from p2p.lobby.seating import Table as LobbyTable
-from p2p.lobby.seating import join_table
+from p2p.lobby.seating import LobbyTable, join_table
 from p2p.local_table import run_local_game
 from p2p.net.connection import Listener
 from p2p.netgame import play_setup
 from p2p.store import encode_export, read_export
-from p2p.table import Table
+from p2p.table import LockstepTable
 
 
 def custom_board(path: Path) -> Path:
@@ -36,10 +35,10 @@ def custom_board(path: Path) -> Path:
     return path
 
 
-def _play(tmp_path: Path, **kw: object) -> tuple[object, list[Table]]:
-    seen: list[Table] = []
+def _play(tmp_path: Path, **kw: object) -> tuple[object, list[LockstepTable]]:
+    seen: list[LockstepTable] = []
 
-    def on_tables(tables: list[Table]) -> None:
+    def on_tables(tables: list[LockstepTable]) -> None:
         seen.extend(tables)
 
     result = run(lambda: run_local_game(3, [FrugalBot(s) for s in range(3)], 4, "audit",

@@ -29,7 +29,7 @@ from p2p.judge.game_audit import (
 )
 from p2p.protocol.wire import ACTION_KIND, ENV_TAG
 from p2p.store import encode_export, read_export
-from p2p.table import Table, TableStopped
+from p2p.table import LockstepTable, TableStopped
 
 
 def _same_end(results: list[Any]) -> None:
@@ -64,7 +64,7 @@ def test_out_of_turn_action_names_its_signer_live_and_in_the_audit(tmp_path: Pat
     the audit of every peer's transcript names it too (it was never merely skipped)."""
     done: list[int] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         # a plain step of another seat (in a simultaneous Vizier step seat 1 would be one
         # of the actors and its extra action a second one)
         if t.me == 1 and not done and t.step >= 5 and actors(t.state)[0] not in (1, -1) \
@@ -84,7 +84,7 @@ def test_out_of_turn_action_names_its_signer_live_and_in_the_audit(tmp_path: Pat
 def test_illegal_action_names_its_signer_live_and_in_the_audit(tmp_path: Path) -> None:
     done: list[int] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if not done and t.state.phase == Phase.BID and actors(t.state) == (t.me,):
             done.append(t.me)
             t.emit(ACTION_KIND, [t.step, encode(Bid(1_000_000))])
@@ -99,7 +99,7 @@ def test_illegal_action_names_its_signer_live_and_in_the_audit(tmp_path: Path) -
 def test_replayed_envelope_is_refused(tmp_path: Path) -> None:
     done: list[int] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == 2 and not done and t.step >= 8:
             done.append(t.step)
             t.transport.broadcast(ENV_TAG + t.log.entries[3].wire)
@@ -113,7 +113,7 @@ def test_replayed_envelope_is_refused(tmp_path: Path) -> None:
 LIAR = 1
 
 
-class LyingTable(Table):
+class LyingTable(LockstepTable):
     """Seat LIAR claims every hidden good is of the Seller tile's colour (crypto catches it)."""
 
     def hand(self) -> dict[int, int]:
@@ -287,7 +287,7 @@ def test_desync_stops_the_table_naming_the_odd_peer(tmp_path: Path) -> None:
     """A peer whose state drifts (here: a corrupted money count) is named by everyone, on
     its own signature: the state it acknowledged contradicts the moves it acknowledged."""
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == 2 and t.step == 12:
             t.state.money[0] += 1
 
@@ -306,7 +306,7 @@ def test_silent_peer_is_named_and_the_table_abandons(tmp_path: Path) -> None:
     class Crash(Exception):
         pass
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == 0 and t.step == 10:
             go_silent(t)
             raise Crash
@@ -335,7 +335,7 @@ def test_a_peer_that_fails_tells_the_others_at_once(tmp_path: Path) -> None:
     class Crash(Exception):
         pass
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == 0 and t.step == 10:
             raise Crash("disk on fire")
 
@@ -364,7 +364,7 @@ def test_a_stop_notice_reaches_the_others_cleaned(tmp_path: Path,
     class Crash(Exception):
         pass
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == 0 and t.step == 10:
             raise Crash(HOSTILE + "disk on fire")
 
@@ -390,7 +390,7 @@ def test_garbage_never_crashes_a_peer(tmp_path: Path) -> None:
     rng = random.Random(4)
     sent: list[int] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me != 1 or t.step % 7 or len(sent) > 6:
             return
         sent.append(t.step)
@@ -424,7 +424,7 @@ def test_signed_junk_names_its_signer_live_and_in_the_audit(
     stops naming it, and every stored transcript audits unfair naming it."""
     sent: list[int] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == 1 and not sent and t.step >= 6:
             sent.append(t.step)
             t.emit(kind, body)
@@ -469,7 +469,7 @@ def test_a_seat_that_withholds_its_secrets_is_named(tmp_path: Path) -> None:
     (`secrets-withheld`); their transcripts name no one — the file alone cannot show that
     seat 1 withheld rather than that the file was cut — and say who stopped the table (the
     others, with their reason as their claim) and whose secrets are missing."""
-    class Withholder(Table):
+    class Withholder(LockstepTable):
         async def op(self, start: Any, what: str) -> Any:
             if what == "secrets" and self.me == 1:
                 await asyncio.sleep(8)  # never signs them; leaves once the others are gone

@@ -15,7 +15,7 @@ from table_kit import finished, play_tables, run
 
 from engine.actions import Action
 from p2p.judge.game_audit import audit_game
-from p2p.table import Table
+from p2p.table import LockstepTable
 
 
 class DelayedTransport:
@@ -70,7 +70,7 @@ class DelayedTransport:
         return getattr(self.mesh, name)
 
 
-def _cut_link(t: Table, other: int) -> bool:
+def _cut_link(t: LockstepTable, other: int) -> bool:
     mesh: Any = t.transport
     link = mesh._links.get(other)
     if link is None or link.conn is None:
@@ -83,7 +83,7 @@ def _cut_link(t: Table, other: int) -> bool:
 def test_links_cut_during_a_game_lose_nothing(tmp_path: Path) -> None:
     cuts: list[tuple[int, int]] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         # every 9th step one peer cuts one of its links (a different pair each time)
         if t.step % 9 == 4 and t.me == (t.step // 9) % 3:
             other = (t.me + 1 + (t.step // 27) % 2) % 3
@@ -104,7 +104,7 @@ def test_links_cut_during_a_game_lose_nothing(tmp_path: Path) -> None:
 def test_delayed_links_slow_the_game_but_change_nothing(tmp_path: Path) -> None:
     transports: list[DelayedTransport] = []
 
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         if t.me in (0, 2):  # two of three peers answer 5-25 ms late, in order
             d = DelayedTransport(t.transport, 0.005, 0.02, seed=t.me)
             transports.append(d)

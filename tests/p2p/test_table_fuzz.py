@@ -13,20 +13,20 @@ from table_kit import finished, play_tables, run
 from bench.table_fuzz import fuzz_table
 from engine.actions import Action
 from p2p.judge.game_audit import audit_game
-from p2p.table import Table
+from p2p.table import LockstepTable
 
 FUZZ = 10_000
 
 
 @pytest.mark.timeout(120)
 def test_fuzzed_envelopes_are_refused_and_the_game_finishes_fair(tmp_path: Path) -> None:
-    tables: dict[int, Table] = {}
+    tables: dict[int, LockstepTable] = {}
     report: list[dict[str, Any]] = []
 
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         tables[t.me] = t
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == 1 and t.step == 12 and not report:
             report.append(fuzz_table(tables[0], t, FUZZ, seed=7))
             # (bodies with bad contents signed in the real chain of a roster member are the

@@ -14,7 +14,7 @@ from engine.state import Phase
 from p2p.front_door import TableHandle
 from p2p.handle import OpProgress
 from p2p.local_table import run_local_game
-from p2p.table import Table
+from p2p.table import LockstepTable
 
 
 def test_an_unattached_handle_is_empty() -> None:
@@ -45,12 +45,12 @@ def test_a_handle_follows_a_whole_game(tmp_path: Path) -> None:
     handle.subscribe(a)
     stop_b = handle.subscribe(lambda action: seen["b"].append(action))
 
-    def hook(t: Table, action: Action) -> None:  # set before the handle attaches
+    def hook(t: LockstepTable, action: Action) -> None:  # set before the handle attaches
         seen["hook"].append(action)
         if len(seen["hook"]) == 5:
             stop_b()
 
-    def on_tables(tables: list[Table]) -> None:
+    def on_tables(tables: list[LockstepTable]) -> None:
         tables[0].on_step = hook
 
     async def body() -> object:

@@ -10,8 +10,7 @@ from table_kit import LAM, FrugalBot, run
 
 from p2p.identity import Identity
 from p2p.judge.game_audit import audit_game
-from p2p.lobby.seating import Table as LobbyTable
-from p2p.lobby.seating import join_table
+from p2p.lobby.seating import LobbyTable, join_table
 from p2p.net.connection import Listener
 from p2p.netgame import play_setup
 

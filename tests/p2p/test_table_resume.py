@@ -9,7 +9,7 @@ from table_kit import OneDrawBot, finished, op_running, play_with_restart, run
 
 from engine.state import Phase
 from p2p.judge.game_audit import audit_game
-from p2p.table import Table
+from p2p.table import LockstepTable
 
 
 def _ok(results: list, killed: bool) -> None:
@@ -31,7 +31,7 @@ def test_kill_during_the_deal(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(120)
 def test_kill_mid_auction(tmp_path: Path) -> None:
-    def when(t: Table) -> bool:
+    def when(t: LockstepTable) -> bool:
         return t.state.phase == Phase.BID and t.step > 6
 
     results, killed = run(lambda: play_with_restart(tmp_path, 3, 2, when), timeout=110)

@@ -18,7 +18,7 @@ from crypto.session import TokenSession
 from engine.actions import Action
 from p2p.judge.game_audit import audit_folder
 from p2p.store import GameStore
-from p2p.table import Table, TableStopped
+from p2p.table import LockstepTable, TableStopped
 
 
 def _sessions(n: int = 3) -> list[TokenSession]:
@@ -79,17 +79,17 @@ def test_abandoned_table_audits_up_to_there_with_the_reason(tmp_path: Path) -> N
     """Seat 2 stays away (its table crashes); the others' players abandon after a stall:
     every folder audits clean as far as it goes and records who was awaited and why."""
     away = 2
-    tables: dict[int, Table] = {}
+    tables: dict[int, LockstepTable] = {}
 
     class Away(Exception):
         pass
 
-    def prepare(t: Table) -> None:
+    def prepare(t: LockstepTable) -> None:
         tables[t.me] = t
 
     gone: list[int] = []
 
-    def hook(t: Table, _a: Action) -> None:
+    def hook(t: LockstepTable, _a: Action) -> None:
         if t.me == away and t.step == 8:
             gone.append(t.step)
             go_silent(t)  # gone for good: not even a word of goodbye

@@ -21,7 +21,7 @@ from p2p.protocol.wire import (
     TALK_KIND,
     talk_problem,
 )
-from p2p.table import Table, TableStopped
+from p2p.table import LockstepTable, TableStopped
 from p2p.table.talk import SEND_BURST, SHOW_BURST, SHOW_WINDOW, TalkBook
 
 
@@ -29,7 +29,7 @@ def _talk_at(step: int, seat: int, act: Any) -> Any:
     """An ``on_step`` hook that runs ``act(table)`` once, on ``seat``'s table at ``step``."""
     done: list[bool] = []
 
-    def on_step(t: Table, _a: object) -> None:
+    def on_step(t: LockstepTable, _a: object) -> None:
         if t.me == seat and t.step == step and not done:
             done.append(True)
             act(t)
@@ -40,7 +40,7 @@ def _talk_at(step: int, seat: int, act: Any) -> Any:
 def test_a_line_reaches_every_screen_cleaned_and_the_audit_certifies(tmp_path: Path) -> None:
     said: list[str | None] = []
 
-    def speak(t: Table) -> None:
+    def speak(t: LockstepTable) -> None:
         said.append(t.say("gg \x1b[2J\x1b[31mwell\u202e   played"))
         said.append(t.say("x" * (MAX_TALK_CHARS * 3)))
 
@@ -62,13 +62,13 @@ def test_a_line_reaches_every_screen_cleaned_and_the_audit_certifies(tmp_path: P
     assert report.replay.talk[0].envelope.body[0] == "gg well? played"
 
 
-def _flood(t: Table) -> None:
+def _flood(t: LockstepTable) -> None:
     """A hacked peer: signs more lines than a seat may, past its own table's pace."""
     for i in range(MAX_TALK_LINES + 1):
         t.emit(TALK_KIND, [f"spam {i}"])
 
 
-def _bad_line(t: Table) -> None:
+def _bad_line(t: LockstepTable) -> None:
     t.emit(TALK_KIND, ["y" * (MAX_TALK_CHARS + 1)])
 
 
@@ -85,15 +85,15 @@ def _named(tmp_path: Path, act: Any, rule: str) -> None:
         assert (report.violation.party, report.violation.rule) == (2, rule), report
 
 
-def _no_watcher(t: Table) -> None:
+def _no_watcher(t: LockstepTable) -> None:
     t.emit(TALK_KIND, ["hello", ""])
 
 
-def _long_watcher(t: Table) -> None:
+def _long_watcher(t: LockstepTable) -> None:
     t.emit(TALK_KIND, ["hello", "w" * (MAX_WATCHER_TAG + 1)])
 
 
-def _three(t: Table) -> None:
+def _three(t: LockstepTable) -> None:
     t.emit(TALK_KIND, ["hello", "Kim", "more"])
 
 

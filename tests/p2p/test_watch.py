@@ -31,7 +31,7 @@ from p2p.net.connection import dial
 from p2p.net.framing import frame
 from p2p.net.handshake import dial_handshake, new_incarnation
 from p2p.protocol.wire import ACTION_KIND
-from p2p.table import HumanDecider, Table, TableResult, TableStopped
+from p2p.table import HumanDecider, LockstepTable, TableResult, TableStopped
 from p2p.table.deciders import think_aside
 from p2p.table.talk import SEND_BURST
 from p2p.watch.client import Watcher, WatchError, WatchResult
@@ -48,7 +48,8 @@ class Watched:
 
 
 async def watched_game(root: Path, *, players: int = 3, join_at: int = 4,
-                       watchers: int = 1, on_step: Callable[[Table, Action], None] | None = None,
+                       watchers: int = 1,
+                       on_step: Callable[[LockstepTable, Action], None] | None = None,
                        hub_kw: dict[str, Any] | None = None,
                        during: Callable[[WatchHub, LocalPeer], Any] | None = None,
                        humans: dict[int, HumanDecider] | None = None) -> Watched:
@@ -60,7 +61,7 @@ async def watched_game(root: Path, *, players: int = 3, join_at: int = 4,
     hub = await WatchHub(host.listener, **(hub_kw or {})).open()
     reached = asyncio.Event()
 
-    def hook(t: Table, a: Action) -> None:
+    def hook(t: LockstepTable, a: Action) -> None:
         if t.me == 0 and t.step >= join_at:
             reached.set()
         if on_step is not None:
@@ -140,7 +141,7 @@ def test_a_watcher_joining_mid_game_ends_where_the_seats_end(tmp_path: Path) -> 
 def test_a_cheat_is_named_by_the_watcher_as_by_the_seats(tmp_path: Path) -> None:
     done: list[int] = []
 
-    def cheat(t: Table, _a: Action) -> None:
+    def cheat(t: LockstepTable, _a: Action) -> None:
         # seat 1 bids more than anyone has, at its first turn after the watcher came (in
         # any phase: a seat without money never bids, and a bid out of turn is as illegal)
         if t.me == 1 and not done and t.step >= 6 and actors(t.state) == (t.me,):
