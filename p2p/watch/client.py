@@ -354,6 +354,7 @@ class Watcher:
                     await judging
         if self.info is None:
             raise WatchError(f"the watch ended before the game began ({ended})")
+        self._emit("judging", ended=ended, seen_to_end=to_end)  # the final audit follows
         report = await self._judge(self.record)
         path = self.save(transcript) if transcript is not None else None
         self._emit("end", ended=ended, seen_to_end=to_end, report=report,

@@ -16,7 +16,7 @@ from cli.main import main
 @pytest.mark.timeout(240)
 def test_the_watch_bench_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["bench", "watch", "--players", "3", "--watchers", "1", "--rounds", "1",
-                 "--memory-players", "3", "--json"])
+                 "--memory-players", "3", "--watcher-priority", "nice", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     runs = out["runs"]
