@@ -13,8 +13,11 @@ file: nothing is taken on trust from a pass but the outcome of a check of the ve
 bytes.
 
 Passes never overlap (one thread), skip while the previous one runs, and their results
-are discarded: a pass over an unfinished folder can only say "incomplete".  The audit of
-the transcript starts the moment the table wrote it, right after the last close.
+are discarded: a pass over an unfinished folder can only say "incomplete".  The game's
+last step starts a pass whatever the pacing says (right after the running one, if any):
+the secrets and the closes take the network a moment, which that pass spends on the last
+steps' checks instead of leaving them to the final audit.  The audit of the transcript
+starts the moment the table wrote it, right after the last close.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import time
 from pathlib import Path
 
 from crypto import remembered
+from engine.state import Phase
 
 from .handle import TableHandle
 from .judge.game_audit import GameAuditReport, audit_folder, audit_game
@@ -62,6 +66,7 @@ class AuditAhead:
         self._stop = threading.Event()  # set: the running pass gives up at its next check
         self._pass: asyncio.Task[None] | None = None
         self._final: tuple[Path, asyncio.Task[GameAuditReport]] | None = None
+        self._again = False  # the last step came while a pass ran: one more after it
 
     def follow(self, handle: TableHandle) -> AuditAhead:
         """Audit ``handle``'s table ahead: its folder once known, a pass every
@@ -70,33 +75,45 @@ class AuditAhead:
         def on_step(*_: object) -> None:
             if self.folder is None and handle.folder is not None:
                 self.folder = Path(handle.folder)
-            self.on_step()
+            self.on_step(last=handle.phase() == Phase.OVER)
 
         handle.subscribe(on_step)
         handle.on_exported(self.exported)
         return self
 
-    def on_step(self, *_: object) -> None:
+    def on_step(self, *_: object, last: bool = False) -> None:
         """One more step: start a pass if none runs and either the last one has rested
-        :data:`REST` times its duration or :attr:`every` steps came since it.  What is
-        left unchecked when the game ends is then the last few seconds of play (the final
-        audit takes the rest from memory)."""
+        :data:`REST` times its duration or :attr:`every` steps came since it, or this was
+        the game's ``last`` step (then right after a running pass).  What is left
+        unchecked when the game ends is then the secrets and the closes (the final audit
+        takes the rest from memory)."""
         self.steps += 1
-        if self.folder is None or (self._pass is not None and not self._pass.done()):
+        if self.folder is None or self._final is not None:
             return
-        if self.steps - self._last < self.every and time.monotonic() < self._rested_at:
+        if self._pass is not None and not self._pass.done():
+            self._again = self._again or last
             return
+        if not last and self.steps - self._last < self.every \
+                and time.monotonic() < self._rested_at:
+            return
+        self._start_pass(self.folder)
+
+    def _start_pass(self, folder: Path) -> None:
         self._last = self.steps
         self.passes += 1
-        self._pass = asyncio.get_running_loop().create_task(self._one_pass(self.folder))
+        # its stop exists before the task runs: the final audit may set it before then
+        self._stop = stop = threading.Event()
+        self._pass = asyncio.get_running_loop().create_task(self._one_pass(folder, stop))
 
-    async def _one_pass(self, folder: Path) -> None:
+    async def _one_pass(self, folder: Path, stop: threading.Event) -> None:
         began = time.monotonic()
-        self._stop = threading.Event()
         with contextlib.suppress(Exception):  # a pass's outcome is discarded anyway
-            await asyncio.to_thread(_pass, folder, self._stop)
+            await asyncio.to_thread(_pass, folder, stop)
         ended = time.monotonic()
         self._rested_at = ended + REST * (ended - began)
+        if self._again and self._final is None and not stop.is_set():
+            self._again = False
+            self._start_pass(folder)
 
     async def settle(self) -> None:
         """Wait for a running pass (its checks are what the end audit takes from memory;

@@ -95,8 +95,9 @@ def test_a_warm_audit_redoes_almost_no_multiplication(tmp_path: Path,
         cold_n, calls["n"] = calls["n"], 0
         warm = audit_game(honest.path)
         assert summary(warm) == summary(cold) and cold.status == CERTIFIED
-        # what is left is the decryptions' own arithmetic (a few per token), not checks
-        assert calls["n"] * 40 < cold_n, (mode, calls["n"], cold_n)
+        # what is left is the decryptions' own arithmetic (a few per token), not checks:
+        # 2-3 % of the cold audit's, by how many tokens the game decrypted
+        assert calls["n"] * 20 < cold_n, (mode, calls["n"], cold_n)
 
 
 def test_a_pass_never_starts_without_a_folder_or_while_one_runs() -> None:
@@ -105,6 +106,42 @@ def test_a_pass_never_starts_without_a_folder_or_while_one_runs() -> None:
         for _ in range(5):
             ahead.on_step()
         assert ahead.passes == 0  # no folder yet: nothing to audit
+        await ahead.settle()
+
+    asyncio.run(go())
+
+
+def test_the_last_step_starts_a_pass_at_once_or_right_after_the_running_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pacing (rest, every) holds back ordinary steps; the game's last step gets its pass
+    whatever it says: right after the pass that runs, or at once if none does.  (The pass
+    itself is a stand-in that records it ran: this is about when passes start.)"""
+    ran: list[Path] = []
+    release = threading.Event()
+
+    def one_pass(folder: Path, _stop: threading.Event) -> None:
+        ran.append(folder)
+        release.wait(30)
+
+    monkeypatch.setattr(audit_ahead, "_pass", one_pass)
+    monkeypatch.setattr(audit_ahead, "REST", 1e9)  # after a pass, a long rest
+
+    async def go() -> None:
+        ahead = AuditAhead(tmp_path, every=1000)
+        ahead.on_step()  # the first pass
+        ahead.on_step()
+        assert ahead.passes == 1
+        ahead.on_step(last=True)  # the last step while it runs: one more, after it
+        assert ahead.passes == 1
+        release.set()
+        while ahead.passes < 2:
+            await ahead.settle()
+        await ahead.settle()
+        assert ahead.passes == 2 and ran == [tmp_path, tmp_path]
+        ahead.on_step()  # resting now (every 1000): no pass
+        assert ahead.passes == 2
+        ahead.on_step(last=True)  # nothing runs: at once, rested or not
+        assert ahead.passes == 3
         await ahead.settle()
 
     asyncio.run(go())
