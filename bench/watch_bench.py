@@ -135,14 +135,18 @@ def _idle_priority() -> str:
 
 
 def _normal_priority() -> None:
-    """Back from the idle class once the game's moves are over (niced as before): on a
-    machine that other work keeps busy, an idle-class watcher would never get the CPU
-    for its final verdict."""
-    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_OTHER"):
-        with contextlib.suppress(OSError):
-            if os.sched_getscheduler(0) == getattr(os, "SCHED_IDLE", None):
-                os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-                os.nice(CHILD_NICE)
+    """Back from the idle class once the game's moves are over (niced as before), every
+    thread of the process (Linux schedules threads: the audit's worker threads inherited
+    the class): on a machine that other work keeps busy, an idle-class watcher would
+    never get the CPU for its final verdict.  Leaving the idle class needs the right to
+    raise priority (root, or ``RLIMIT_NICE``); without it the watcher stays idle."""
+    if not (hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_OTHER")):
+        return
+    with contextlib.suppress(OSError):
+        for tid in sorted(int(t) for t in os.listdir("/proc/self/task")):
+            with contextlib.suppress(OSError):  # a thread that just ended
+                os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+                os.setpriority(os.PRIO_PROCESS, tid, CHILD_NICE)
 
 
 def _child_main(argv: list[str]) -> int:

@@ -90,6 +90,7 @@ from .store import (
     write_private,
 )
 from .table import Agent, HumanDecider, LockstepTable, TableResult, TableStopped
+from .table.talk import TalkBook, TalkLine
 from .watch.client import EVERY as WATCH_EVERY
 from .watch.client import Watcher, WatchError, WatchResult
 from .watch.hub import WatchHub
@@ -102,8 +103,9 @@ __all__ = [  # the CLI's names: this module's own and those re-exported for it
     "Agent", "AuditAhead", "GameAuditReport", "GameSetup",
     "HostedTable", "HumanDecider", "JoiningSeat", "LobbyError", "NoSuchTable", "P2PError",
     "RosterEntry", "RotationRefused", "SeatRecord", "SeriesRecord", "StoreError",
-    "TableBrowser", "TableHandle", "TableInfo", "TableStopped", "WatchError", "WatchResult",
-    "Watcher",
+    "TableBrowser", "TableHandle", "TableInfo", "TableStopped", "TalkBook", "TalkLine",
+    "WatchError",
+    "WatchResult", "Watcher",
     "audit_folder", "audit_game", "browse_tables", "clean",
     "estimate_bits", "find_table", "follow_watchers", "generate_code", "headless_agent",
     "lan_discovery", "normalize_code",

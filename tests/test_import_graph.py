@@ -150,7 +150,7 @@ def test_layers_point_one_way() -> None:
 
 def test_type_checking_imports_do_not_count() -> None:
     tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                     "    from p2p.table import Table\nimport p2p.store\n")
+                     "    from p2p.table import LockstepTable\nimport p2p.store\n")
     assert _runtime_imports(tree, "cli.x", False) == ["typing", "typing.TYPE_CHECKING",
                                                       "p2p.store"]
 

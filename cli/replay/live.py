@@ -40,8 +40,8 @@ from cli.screen import screen_size
 from cli.table.mapview import board_rows, render_map
 from cli.table.narrate import Narrator
 from cli.table.panels import render_players, render_scores
-from cli.table.session import SeatInfo
-from cli.table.talk import QUICK, TALK_MARK
+from cli.table.session import SeatInfo, Talk
+from cli.table.talk import QUICK, log_line
 from cli.theme import STYLE, color_depth
 from cli.verdict import verdict_text
 from engine.actions import RESOLVER, Action
@@ -54,6 +54,8 @@ from p2p.front_door import (
     INCOMPLETE,
     UNFAIR,
     GameAuditReport,
+    TalkBook,
+    TalkLine,
     Watcher,
     WatchError,
     WatchResult,
@@ -112,6 +114,7 @@ class WatchScreen:
         #: the log as shown: (style, line), narration and talk in the order taken in
         self.rows: list[tuple[str, str]] = []
         self.talked = 0  # lines of talk taken into the log so far
+        self._talk: TalkBook | None = None  # cleans and paces them, per seat
         self.talking = False
         self.talk_buffer = Buffer(multiline=False, accept_handler=self._send_typed)
         self.checked = "connecting…"
@@ -180,13 +183,21 @@ class WatchScreen:
             self.rows.extend(("class:log", line) for line in told)
 
     def _listen(self, lines: list[Any]) -> None:
-        """New lines of talk (the judge's admitted talk envelopes), into the log."""
+        """New lines of talk (the judge's admitted talk envelopes), into the log: cleaned
+        and paced per seat as every screen shows talk (:class:`p2p.table.talk.TalkBook`)."""
         for ev in lines:
             body = ev.envelope.body
             seat = ev.envelope.sender
-            name = self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
-            who = f"{body[1]} (watching)" if len(body) > 1 else name
-            self.rows.append(("class:log.talk", f"{TALK_MARK}{who}: {body[0]}"))
+            if self._talk is None or not 0 <= seat < len(self._talk.count):
+                self._talk = TalkBook(max(len(self.names), seat + 1), -1)
+                self._talk.on_line = self._heard
+            self._talk.heard(seat, str(body[0]), str(body[1]) if len(body) > 1 else None)
+
+    def _heard(self, line: TalkLine) -> None:
+        seat = line.seat
+        name = self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
+        self.rows.append(("class:log.talk", log_line(
+            Talk(seat, name, line.text, line.hidden, line.watcher), None)))
 
     # --- talking ----------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -407,7 +418,8 @@ class WatchScreen:
             ], height=lambda: Dimension.exact(self._body_height())),
             Window(FormattedTextControl(self.log_text)),
             ConditionalContainer(
-                Window(BufferControl(self.talk_buffer, input_processors=[
+                Window(BufferControl(self.talk_buffer, focusable=Condition(
+                    lambda: self.talking), input_processors=[
                     BeforeInput("say (Enter sends, Escape closes): ", style="class:muted")]),
                     height=1),
                 filter=Condition(lambda: self.talking)),

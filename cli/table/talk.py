@@ -4,7 +4,7 @@ A line is said by typing ``'`` and the line (or ``say TEXT``) on the command lin
 Enter; the common ones are on keys (:data:`QUICK`).  No letter key opens it: every letter
 may begin a command (``take``, ``trade``).  In the log a line reads ``» Ann: gg`` in its
 own style (:data:`TALK_MARK` starts it), so talk never looks like the game's own news.
-A watcher's line, relayed by the host's seat, reads ``» Kim (watching): nice move``.
+A watcher's line, relayed by the host's seat, reads ``» Kim (watching, via Ann): nice move``.
 """
 
 from __future__ import annotations
@@ -19,15 +19,20 @@ SAY_WORDS = ("say", "talk")
 
 
 def log_line(ev: Talk, me: int | None) -> str:
-    """The log's line for a line of talk (ours reads "You"; a watcher's, relayed by a
-    seat, reads "Kim (watching)")."""
+    """The log's line for a line of talk (ours reads "You"; a watcher's reads "Kim
+    (watching, via Ann)": the seat that signed it is shown, any seat may relay)."""
     who = "You" if ev.seat == me else ev.name
     sender = who
     if ev.watcher is not None:
-        who = f"{ev.watcher} (watching)"
+        who = watcher_label(ev.watcher, sender)
     more = (f" (+{ev.hidden} more line{'s' if ev.hidden > 1 else ''} from {sender} not "
             "shown: talking too fast)") if ev.hidden else ""
     return f"{TALK_MARK}{who}: {ev.text}{more}"
+
+
+def watcher_label(watcher: str, via: str) -> str:
+    """Who a relayed line is from: the watcher it names and the seat that signed it."""
+    return f"{watcher} (watching, via {via})"
 
 
 def spoken(text: str) -> str | None:

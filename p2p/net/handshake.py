@@ -59,10 +59,9 @@ PROTOCOL_VERSION = 7
 """7: a seat may relay a line of talk a watcher of its table said (p2p.protocol.wire:
 ``[text, watcher]`` talk bodies); 6: every crypto body carries the signer's heads, the
 last envelope of each other seat it had taken in (p2p.protocol.wire.crypto_heads_problem),
-so a crypto failure is judged
-against the history its signer acknowledged; 5: a Grand Vizier sets a good of its colour
-aside (withdrawn from the bag, then the ``aside`` op: docs/rules.md, "The Grand Vizier's
-marker"); 4: every seat signs a closing
+so a crypto failure is judged against the history its signer acknowledged; 5: a Grand
+Vizier sets a good of its colour aside (withdrawn from the bag, then the ``aside`` op:
+docs/rules.md, "The Grand Vizier's marker"); 4: every seat signs a closing
 acknowledgement after the secrets (a game is certified only then), abort notices carry the
 offending envelope, gap sync while playing; 3: the join code is checked by a PAKE
 (p2p.net.join_pake); 2: cumulative acks (p2p.protocol.ack_chain); 1: an ack after every

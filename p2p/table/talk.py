@@ -88,7 +88,7 @@ class TalkBook:
         shown = self._shown[seat]
         while shown and now - shown[0] > SHOW_WINDOW:
             shown.popleft()
-        if seat != self.me and len(shown) >= SHOW_BURST:
+        if (seat != self.me or watcher is not None) and len(shown) >= SHOW_BURST:
             self._hidden[seat] += 1
             return
         shown.append(now)

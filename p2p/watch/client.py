@@ -57,6 +57,7 @@ from .stream import (
     GameInfo,
     envelopes_of,
     said,
+    watcher_name,
 )
 
 log = logging.getLogger("p2p.watch")
@@ -108,7 +109,7 @@ class Watcher:
                  on_event: Event | None = None, name: str = "") -> None:
         self.every = every
         #: the name our lines of talk carry ("" lets the host name us by our key)
-        self.name = name
+        self.name = watcher_name(name)
         self.record = record
         self.on_event = on_event
         self.identity = Identity.generate()

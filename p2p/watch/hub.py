@@ -17,8 +17,12 @@ Why nothing a watcher does can cost the table anything:
 * at most :data:`p2p.watch.stream.MAX_WATCHERS` are admitted; a watcher that sends
   anything but a line of talk, or garbage, loses its own connection and nothing else;
 * a watcher's lines of talk are relayed by the table (signed by the host, marked as the
-  watcher's) at most :data:`p2p.table.talk.SEND_BURST` per
-  :data:`p2p.table.talk.SEND_WINDOW` seconds each; a line beyond is answered ``unsaid``.
+  watcher's) at most :data:`WATCHER_BURST` per :data:`p2p.table.talk.SEND_WINDOW`
+  seconds each and :data:`RELAY_BURST` for all watchers together (keys are free: a
+  watcher that comes back is a new one), so the host's own lines are never folded away
+  on the seats' screens behind its watchers'; a line beyond is answered ``unsaid``; a
+  watcher that sends more than :data:`TALK_HARD_CAP` messages in that window is dropped
+  (each costs the table's event loop a decryption and a reply).
 """
 
 from __future__ import annotations
@@ -42,7 +46,15 @@ from ..protocol.wire import ENV_TAG
 from ..sanitize import clean
 from ..table import LockstepTable
 from ..table.talk import SEND_BURST, SEND_WINDOW
-from .stream import BATCH_BYTES, MAX_WATCHERS, PURPOSE, QUEUE_BYTES, GameInfo, talk_of
+from .stream import (
+    BATCH_BYTES,
+    MAX_WATCHERS,
+    PURPOSE,
+    QUEUE_BYTES,
+    GameInfo,
+    talk_of,
+    watcher_name,
+)
 
 log = logging.getLogger("p2p.watch")
 
@@ -60,9 +72,15 @@ plain moves with 4 watchers at 6 seats, median of runs: +15 to +26 % at 50 ms, â
 +10 % at 250 ms)."""
 END_GRACE = 10.0
 """Seconds the hub gives its watchers to take the last envelopes after the game ended."""
-WATCHER_NAME = 16
-"""Characters of the name a watcher gives its lines (cleaned); a watcher without one is
-named by its key's fingerprint."""
+WATCHER_BURST = 2
+"""Lines one watcher may have relayed within :data:`p2p.table.talk.SEND_WINDOW` seconds."""
+RELAY_BURST = 3
+"""Watchers' lines the host relays within :data:`p2p.table.talk.SEND_WINDOW` seconds, all
+watchers together: with its player's own :data:`p2p.table.talk.SEND_BURST` that stays
+within what a screen shows of one seat (:data:`p2p.table.talk.SHOW_BURST`)."""
+TALK_HARD_CAP = 2 * SEND_BURST
+"""Talk messages one watcher may send in a window before it is dropped: past its pace an
+honest watcher's screen stops it, so more is a flood."""
 
 
 @dataclass
@@ -77,8 +95,9 @@ class _Watcher:
     reason: str | None = None
     task: asyncio.Task[None] | None = None
     sent: int = 0
-    #: when its recent lines of talk came (its pace)
+    #: when its recent lines of talk came (its pace), and its recent messages of talk
     talked: deque[float] = field(default_factory=deque)
+    asked: deque[float] = field(default_factory=deque)
 
 
 class _Tapped:
@@ -132,6 +151,7 @@ class WatchHub:
         self._ended: str | None = None
         self._closed = False
         self._changed = asyncio.Event()
+        self._relayed: deque[float] = deque()  # when the recent relayed lines went out
         #: every watcher that left, with why (``fp8``, reason): for tests and the log
         self.departed: list[tuple[str, str]] = []
 
@@ -233,6 +253,10 @@ class WatchHub:
                     why = (f"it sent a message ({type(msg).__name__}) that is not a line of "
                            "talk; watchers only listen and talk")
                     break
+                if _paced(w.asked, TALK_HARD_CAP):
+                    why = (f"it sent more than {TALK_HARD_CAP} lines of talk in "
+                           f"{SEND_WINDOW:.0f} s")
+                    break
                 self._talk(w, *line)
         except (P2PError, OSError) as exc:
             why = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
@@ -243,27 +267,33 @@ class WatchHub:
 
     def _talk(self, w: _Watcher, text: str, name: str) -> None:
         """Relay a watcher's line through our table, or tell it why not."""
-        why = self._may_talk(w)
+        why = self._may_talk(w, text)
         if why is None:
             assert self._table is not None
-            tag = clean(name, WATCHER_NAME) or f"watcher {fingerprint(w.conn.remote_key)[:6]}"
-            why = self._table.relay_talk(tag, text)
+            tag = watcher_name(name) or f"watcher {fingerprint(w.conn.remote_key)[:6]}"
+            try:
+                why = self._table.relay_talk(tag, text)
+            except Exception as exc:  # our own table could not sign or store it
+                log.warning("could not relay %s's line: %s", w.label, exc)
+                why = "the table could not relay it"
         if why is not None:
             with contextlib.suppress(P2PError, OSError):
                 w.conn.send(["unsaid", why])
 
-    def _may_talk(self, w: _Watcher) -> str | None:
+    def _may_talk(self, w: _Watcher, text: str) -> str | None:
         if self._table is None:
             return "the game has not begun: nobody to talk to yet"
         if self._ended is not None:
             return "the game is over: talk is closed"
-        now = time.monotonic()
-        while w.talked and now - w.talked[0] > SEND_WINDOW:
-            w.talked.popleft()
-        if len(w.talked) >= SEND_BURST:
-            return (f"not so fast: at most {SEND_BURST} lines in {SEND_WINDOW:.0f} s; "
+        if not clean(text):
+            return "nothing to say"
+        if _paced(w.talked, WATCHER_BURST):
+            return (f"not so fast: at most {WATCHER_BURST} lines in {SEND_WINDOW:.0f} s; "
                     "wait a moment")
-        w.talked.append(now)
+        if _paced(self._relayed, RELAY_BURST):
+            w.talked.pop()  # the table's pace, not this watcher's: it may try again soon
+            return (f"the watchers are talking a lot: at most {RELAY_BURST} of their lines "
+                    f"in {SEND_WINDOW:.0f} s; wait a moment")
         return None
 
     def _send_info(self, w: _Watcher) -> None:
@@ -373,3 +403,15 @@ class WatchHub:
                 self.on_change(len(self._watchers))
             except Exception:  # a screen's hook must not break the hub
                 log.exception("watch count listener failed")
+
+
+def _paced(times: deque[float], burst: int) -> bool:
+    """Whether ``burst`` things happened within the last :data:`SEND_WINDOW` seconds
+    (then this one is refused); if not, this one is counted."""
+    now = time.monotonic()
+    while times and now - times[0] > SEND_WINDOW:
+        times.popleft()
+    if len(times) >= burst:
+        return True
+    times.append(now)
+    return False

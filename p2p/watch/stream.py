@@ -30,6 +30,7 @@ from typing import Any
 from ..errors import ProtocolError
 from ..game import NONCE_LEN, GameParams
 from ..net.mesh import RosterEntry
+from ..sanitize import clean
 
 PURPOSE = b"watch"
 """The listener's service a watcher dials (one per host, for the game it is playing)."""
@@ -92,6 +93,17 @@ def envelopes_of(msg: Any) -> list[bytes] | None:
             and all(isinstance(w, bytes) for w in msg[1]):
         return list(msg[1])
     return None
+
+
+WATCHER_NAME = 16
+"""Characters of the name a watcher gives its lines; a watcher without one is named by its
+key's fingerprint."""
+
+
+def watcher_name(name: str) -> str:
+    """A watcher's name as its lines carry it: cleaned, cut, without the marks a log line
+    uses to say who speaks (``»``, ``:``), so it cannot pose as another speaker."""
+    return clean(clean(name).replace(":", "").replace("»", ""), WATCHER_NAME)
 
 
 MAX_TALK_MESSAGE = 4096

@@ -43,7 +43,7 @@ def procs() -> Iterator[list[subprocess.Popen[str]]]:
         proc.wait(5)
 
 
-@pytest.mark.timeout(900)  # three whole games with crypto: minutes on a loaded machine
+@pytest.mark.timeout(1200)  # three whole games with crypto: minutes on a loaded machine
 def test_host_games_three_with_a_seat_replaced(procs: list[subprocess.Popen[str]],
                                                tmp_path: Path) -> None:
     host = _silkroad("host", "--seats", "3", "--bots", "1", "--games", "3", "--shuffle",
@@ -71,7 +71,7 @@ def test_host_games_three_with_a_seat_replaced(procs: list[subprocess.Popen[str]
                     "--folder", str(tmp_path / "jb"), "--transcript",
                     str(tmp_path / "bob.silkroad"), *COMMON)
     procs.append(bob)
-    hout, herr = host.communicate(timeout=600)
+    hout, herr = host.communicate(timeout=900)
     assert host.returncode == 0, herr
     assert "Traceback" not in herr, herr
     hlines = [json.loads(x) for x in hout.splitlines()]

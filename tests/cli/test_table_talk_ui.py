@@ -71,8 +71,8 @@ def test_a_local_table_of_bots_says_nobody_hears() -> None:
 
 def test_a_watchers_line_reads_as_the_watchers_and_its_pace_as_the_relaying_seats() -> None:
     assert log_line(Talk(0, "Ann", "nice move", 0, "Kim"), 1) == \
-        f"{TALK_MARK}Kim (watching): nice move"
+        f"{TALK_MARK}Kim (watching, via Ann): nice move"
     assert log_line(Talk(0, "Ann", "again", 3, "Kim"), 0) == (
-        f"{TALK_MARK}Kim (watching): again (+3 more lines from You not shown: talking too "
-        "fast)")
+        f"{TALK_MARK}Kim (watching, via You): again (+3 more lines from You not shown: "
+        "talking too fast)")
     assert log_line(Talk(2, "Cem", "gg"), 1) == f"{TALK_MARK}Cem: gg"

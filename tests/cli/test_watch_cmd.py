@@ -471,7 +471,8 @@ def test_a_watcher_talks_from_its_screen_and_reads_the_tables_talk() -> None:
                                       "game_id": "00" * 32, "hidden_money": False,
                                       "players": 3})
             replay = EngineReplay(3)
-            for i, (seat, body) in enumerate([(0, ["nice move", "Kim"]), (1, ["thanks"])]):
+            for i, (seat, body) in enumerate([(0, ["nice \u202emove", "Kim"]),
+                                              (1, ["thanks"])]):
                 replay(EnvelopeEvent(i, Envelope(b"g" * 16, seat, 0, b"\0" * 32, TALK_KIND,
                                                  body, b"")))
             report = GameAuditReport(False, None, AuditReport(True, envelopes=2, ops=0),
@@ -479,6 +480,10 @@ def test_a_watcher_talks_from_its_screen_and_reads_the_tables_talk() -> None:
             screen.on_event("progress", {"envelopes": 2, "report": report})
             task = asyncio.ensure_future(screen.app.run_async())
             await until(lambda: screen.app.is_running, 10)
+            inp.send_text("hello\r")  # no line open: the keys say nothing
+            inp.send_text("\x1bOR")  # F3, so we know the keys before it were read
+            await until(lambda: said == ["thinking…"], 10)
+            said.clear()
             inp.send_text("'")
             await until(lambda: screen.talking, 10)
             assert any("say (Enter sends" in row for row in screen_text(screen))
@@ -499,6 +504,6 @@ def test_a_watcher_talks_from_its_screen_and_reads_the_tables_talk() -> None:
     assert said == ["q is a letter here", "gg"]
     assert len(rows) == 24 and all(len(x) <= 80 for x in rows)
     text = "\n".join(rows)
-    assert f"{TALK_MARK}Kim (watching): nice move" in text, text
+    assert f"{TALK_MARK}Kim (watching, via Ann): nice ?move" in text, text  # cleaned
     assert f"{TALK_MARK}Marco: thanks" in text, text
     assert "' talk" in rows[-1]

@@ -181,3 +181,16 @@ def test_talk_is_an_unknown_kind_in_games_before_it() -> None:
     replay = EngineReplay(3, talk=True)
     replay(EnvelopeEvent(0, env))
     assert replay.talk is not None and [ev.envelope.body for ev in replay.talk] == [["hi"]]
+
+
+def test_relayed_lines_are_paced_on_the_relaying_seats_own_screen_too() -> None:
+    """Our player's own lines always show; the watchers' lines we relay are paced like any
+    other seat's, so watchers cannot push the game off the host's own log."""
+    clock = _Clock()
+    book = TalkBook(3, 0, clock)
+    shown: list[Any] = []
+    book.on_line = shown.append
+    for i in range(SHOW_BURST + 3):
+        book.heard(0, f"w{i}", "Kim")
+    book.heard(0, "mine")
+    assert [x.text for x in shown] == [f"w{i}" for i in range(SHOW_BURST)] + ["mine"]

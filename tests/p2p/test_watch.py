@@ -33,9 +33,8 @@ from p2p.net.handshake import dial_handshake, new_incarnation
 from p2p.protocol.wire import ACTION_KIND
 from p2p.table import HumanDecider, LockstepTable, TableResult, TableStopped
 from p2p.table.deciders import think_aside
-from p2p.table.talk import SEND_BURST
 from p2p.watch.client import Watcher, WatchError, WatchResult
-from p2p.watch.hub import WatchHub
+from p2p.watch.hub import TALK_HARD_CAP, WatchHub
 from p2p.watch.stream import PURPOSE, GameInfo
 
 
@@ -239,15 +238,16 @@ def test_a_watcher_that_sends_envelopes_is_dropped_and_the_game_goes_on(
 
 
 @pytest.mark.timeout(180)
-def test_a_watchers_lines_reach_every_seat_and_the_transcript_paced_and_cleaned(
+def test_watchers_lines_reach_every_seat_and_the_transcript_paced_and_cleaned(
         tmp_path: Path) -> None:
-    """Two watchers talk mid-game (seat 1 waits to move until they did): the host relays
-    each line under its own signature, marked as the watcher's, cleaned; a watcher's
-    lines beyond its pace are answered ``unsaid``; every seat hears the same lines, the
-    audit certifies them, and the watchers' own verdicts hold them too."""
+    """Watchers talk mid-game (seat 1 waits to move until they did): the host relays each
+    line under its own signature, marked with the watcher's cleaned name; past a watcher's
+    pace (2 in 10 s) and the watchers' pace together (3) a line is answered ``unsaid``; a
+    watcher that floods is dropped.  Every seat hears the same lines, the audit certifies
+    them, and the watchers' own verdicts hold them too."""
     started, gate = asyncio.Event(), asyncio.Event()
     unsaid: list[str] = []
-    kim_result: list[WatchResult] = []
+    results: list[WatchResult] = []
     bot = FrugalBot(11)
 
     async def seat1(view: Any, legal: list[Action]) -> Action:
@@ -257,48 +257,70 @@ def test_a_watchers_lines_reach_every_seat_and_the_transcript_paced_and_cleaned(
 
     async def during(hub: WatchHub, host: LocalPeer) -> None:
         started.set()
-        known, settled = asyncio.Event(), asyncio.Event()
         table = host.table
         assert table is not None
-
-        def check(*_: Any) -> None:
-            if len(unsaid) == 4 and table.talk.count[0] == SEND_BURST:
-                settled.set()
-
-        table.talk.on_line = check
+        changed = asyncio.Event()
+        table.talk.on_line = lambda _line: changed.set()
 
         def on_event(kind: str, fields: dict[str, Any]) -> None:
-            if kind == "table":
-                known.set()
-            elif kind == "unsaid":
+            if kind == "unsaid":
                 unsaid.append(str(fields["reason"]))
-                check()
+                changed.set()
 
-        kim = Watcher(name="Kim\x1b[31m", on_event=on_event, every=0.2)
-        task = asyncio.ensure_future(kim.watch("127.0.0.1", host.listener.port))
-        await asyncio.wait_for(known.wait(), 60)
-        assert kim.say("nice \x1b[2Jmove") is None
-        for i in range(SEND_BURST + 3):  # past its pace: the last 4 are not relayed
-            assert kim.say(f"again {i}") is None
-        await asyncio.wait_for(settled.wait(), 60)
+        async def settled(lines: int, refused: int) -> None:
+            while (table.talk.count[0], len(unsaid)) != (lines, refused):
+                changed.clear()
+                await asyncio.wait_for(changed.wait(), 60)
+
+        async def sit(name: str) -> tuple[Watcher, asyncio.Future[WatchResult]]:
+            known = asyncio.Event()
+
+            def events(kind: str, fields: dict[str, Any]) -> None:
+                if kind == "table":
+                    known.set()
+                on_event(kind, fields)
+
+            w = Watcher(name=name, on_event=events, every=0.2)
+            task = asyncio.ensure_future(w.watch("127.0.0.1", host.listener.port))
+            await asyncio.wait_for(known.wait(), 60)
+            return w, task
+
+        kim, kim_task = await sit("Kim\x1b[31m: I resign")
+        for text in ("nice \x1b[2Jmove\u202e", "again", "more", "and more"):
+            assert kim.say(text) is None
+        await settled(2, 2)  # Kim's pace: 2 lines in 10 s
+        lee, lee_task = await sit("")
+        assert lee.say("hello") is None and lee.say("hello again") is None
+        await settled(3, 3)  # the watchers' pace together: 3
+        conn = await dial("127.0.0.1", host.listener.port, Identity.generate(), PURPOSE,
+                          incarnation=new_incarnation())
+        for i in range(TALK_HARD_CAP + 1):
+            conn.send(["talk", f"flood {i}", "F"])
+        await hub.wait_for(lambda h: any("lines of talk in" in r for _f, r in h.departed),
+                           60)
         gate.set()
-        kim_result.append(await task)
+        results.extend([await kim_task, await lee_task])
 
     out = run(lambda: watched_game(tmp_path, during=during, humans={1: seat1}), timeout=170)
-    results: list[TableResult] = out.results
-    assert all(isinstance(r, TableResult) for r in results), results
-    assert unsaid == ["not so fast: at most 5 lines in 10 s; wait a moment"] * 4, unsaid
-    expected = [(0, "nice move", "Kim")] + [(0, f"again {i}", "Kim") for i in range(4)]
+    res: list[TableResult] = out.results
+    assert all(isinstance(r, TableResult) for r in res), res
+    assert unsaid[:2] == ["not so fast: at most 2 lines in 10 s; wait a moment"] * 2, unsaid
+    assert unsaid[2].startswith("the watchers are talking a lot"), unsaid
+    lee_tag = ""
+    expected = [(0, "nice move?", "Kim I resign"), (0, "again", "Kim I resign")]
     for p in out.peers:
         assert p.table is not None
         heard = [(x.seat, x.text, x.watcher) for x in p.table.talk.lines]
-        assert heard == expected, (p.seat, heard)
-    assert results[0].export is not None
-    report = audit_game(results[0].export)
+        assert heard[:2] == expected, (p.seat, heard)
+        assert len(heard) == 3 and heard[2][1] == "hello", heard
+        lee_tag = str(heard[2][2])
+        assert lee_tag.startswith("watcher ") and len(lee_tag) == 14, lee_tag
+    assert res[0].export is not None
+    report = audit_game(res[0].export)
     assert report.status == CERTIFIED, str(report)
     assert report.replay is not None and report.replay.talk is not None
     bodies = [e.envelope.body for e in report.replay.talk]
-    assert bodies == [[text, who] for _s, text, who in expected]
-    for w in [*map(_ok, out.watched), kim_result[0]]:
+    assert bodies == [[t, w] for _s, t, w in expected] + [["hello", lee_tag]]
+    for w in [*map(_ok, out.watched), *results]:
         assert w.report.status == CERTIFIED and w.report.replay is not None
         assert [e.envelope.body for e in w.report.replay.talk or []] == bodies
