@@ -98,7 +98,7 @@ def _resume_then_ctrl_c(folder: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 1 and "Traceback" not in err, err
+    assert proc.returncode == 1 and "Traceback" not in err, (proc.returncode, _out[-2000:], err)
     assert f"this seat's record is in {folder}" in err, err
     assert f"join --resume {folder}" in err, err
 
