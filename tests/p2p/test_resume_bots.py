@@ -76,16 +76,24 @@ def test_quit_then_resume_brings_the_bot_seats_back(tmp_path: Path,
     assert not _peer_pids(tmp_path)
 
 
+def _interruptible() -> None:
+    """In the child before it runs Python: SIGINT back to its default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _resume_then_ctrl_c(folder: Path) -> None:
     """``join --resume`` as a process, interrupted (SIGINT) once the game moved on: it says
     where the seat's record is and how to resume, and leaves no bot behind."""
     transcript = folder / "transcript.bin"
     before = transcript.stat().st_size
+    # Ctrl-C as at a terminal: a suite started in the background by a shell inherits SIGINT
+    # ignored, and so would the child (then the game plays on to the end and exits 0)
     proc = subprocess.Popen([sys.executable, "-m", "cli.main", "join", "--resume", str(folder),
                              "--headless", "--json"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                            cwd=Path(__file__).resolve().parents[2])
+                            cwd=Path(__file__).resolve().parents[2],
+                            preexec_fn=_interruptible)
     try:
         deadline = time.monotonic() + 40
         while transcript.stat().st_size < before + 2000:
