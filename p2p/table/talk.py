@@ -64,13 +64,9 @@ class TalkBook:
 
     def may_send(self) -> str | None:
         """Why we may not send a line now (our own pace), or None."""
-        now = self._clock()
-        while self._sent and now - self._sent[0] > SEND_WINDOW:
-            self._sent.popleft()
-        if len(self._sent) >= SEND_BURST:
+        if not within_pace(self._sent, SEND_BURST, self._clock()):
             return (f"not so fast: at most {SEND_BURST} lines in {SEND_WINDOW:.0f} s; "
                     "wait a moment")
-        self._sent.append(now)
         return None
 
     def may_sign(self, reserve: int = 0) -> str | None:
@@ -98,3 +94,14 @@ class TalkBook:
         self.lines.append(line)
         if self.on_line is not None:
             self.on_line(line)
+
+
+def within_pace(times: deque[float], burst: int, now: float) -> bool:
+    """Whether one more thing at ``now`` stays within ``burst`` per :data:`SEND_WINDOW`
+    seconds (then it is counted in ``times``); the sliding window of every talk pace."""
+    while times and now - times[0] > SEND_WINDOW:
+        times.popleft()
+    if len(times) >= burst:
+        return False
+    times.append(now)
+    return True

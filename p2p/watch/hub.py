@@ -45,7 +45,7 @@ from ..net.handshake import AcceptPolicy, JoinCodeGuard, join_key
 from ..protocol.wire import ENV_TAG
 from ..sanitize import clean
 from ..table import LockstepTable
-from ..table.talk import SEND_BURST, SEND_WINDOW
+from ..table.talk import SEND_BURST, SEND_WINDOW, within_pace
 from .stream import (
     BATCH_BYTES,
     MAX_WATCHERS,
@@ -253,7 +253,7 @@ class WatchHub:
                     why = (f"it sent a message ({type(msg).__name__}) that is not a line of "
                            "talk; watchers only listen and talk")
                     break
-                if _paced(w.asked, TALK_HARD_CAP):
+                if not within_pace(w.asked, TALK_HARD_CAP, time.monotonic()):
                     why = (f"it sent more than {TALK_HARD_CAP} lines of talk in "
                            f"{SEND_WINDOW:.0f} s")
                     break
@@ -287,10 +287,10 @@ class WatchHub:
             return "the game is over: talk is closed"
         if not clean(text):
             return "nothing to say"
-        if _paced(w.talked, WATCHER_BURST):
+        if not within_pace(w.talked, WATCHER_BURST, time.monotonic()):
             return (f"not so fast: at most {WATCHER_BURST} lines in {SEND_WINDOW:.0f} s; "
                     "wait a moment")
-        if _paced(self._relayed, RELAY_BURST):
+        if not within_pace(self._relayed, RELAY_BURST, time.monotonic()):
             w.talked.pop()  # the table's pace, not this watcher's: it may try again soon
             return (f"the watchers are talking a lot: at most {RELAY_BURST} of their lines "
                     f"in {SEND_WINDOW:.0f} s; wait a moment")
@@ -404,14 +404,3 @@ class WatchHub:
             except Exception:  # a screen's hook must not break the hub
                 log.exception("watch count listener failed")
 
-
-def _paced(times: deque[float], burst: int) -> bool:
-    """Whether ``burst`` things happened within the last :data:`SEND_WINDOW` seconds
-    (then this one is refused); if not, this one is counted."""
-    now = time.monotonic()
-    while times and now - times[0] > SEND_WINDOW:
-        times.popleft()
-    if len(times) >= burst:
-        return True
-    times.append(now)
-    return False

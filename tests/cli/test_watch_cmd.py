@@ -443,7 +443,8 @@ def test_a_cheating_host_is_named_by_the_watch_process_as_by_the_seats(
     assert kept.violation.party == 0
 
 
-def test_a_watcher_talks_from_its_screen_and_reads_the_tables_talk() -> None:
+def test_a_watcher_talks_from_its_screen_and_reads_the_tables_talk(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """' opens a line on the watcher's screen (Enter sends it through the watcher, Escape
     closes it), F2 says "gg"; the lines the judge took in from the transcript show in the
     log, a watcher's marked "(watching)", within 80x24."""
@@ -466,7 +467,7 @@ def test_a_watcher_talks_from_its_screen_and_reads_the_tables_talk() -> None:
         with create_pipe_input() as inp, create_app_session(input=inp,
                                                             output=Output80x24()):
             screen = WatchScreen("Friday tea", Path("w.silkroad"))
-            screen.watcher.say = lambda text: said.append(text)  # type: ignore[method-assign]
+            monkeypatch.setattr(screen.watcher, "say", said.append)
             screen.on_event("table", {"table": "Friday tea", "names": names, "words": [],
                                       "game_id": "00" * 32, "hidden_money": False,
                                       "players": 3})
