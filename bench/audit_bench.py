@@ -8,14 +8,16 @@ signatures, every proof, decryption, engine replay), pool start-up included, the
 ``--repeat`` runs, with the CPU seconds spent here and in the workers; the verdicts of
 every worker count are printed too, and must be identical.
 
-Every figure above is a cold audit, as ``silkroad audit FILE`` in a new process: the memory of
-passed checks (:mod:`crypto.remembered`) is emptied first. Without ``--transcript`` a 6-seat
-game of bots (verified shuffles, as ``silkroad play``) is played first in a temporary folder,
-which takes about a minute on two cores; seat 0 plays in this process and audits its folder
-ahead as the game goes, as a seat's table screen does (:mod:`p2p.audit_ahead`), so the
-bench also times the audit at the game's end (``warm``) -- from the moment seat 0's
-table wrote its transcript (right after the last closing acknowledgement) to the verdict. Wired to
-``silkroad bench audit``. The figures depend on the machine and its load: say which.
+Every figure above is a cold audit, as ``silkroad audit FILE`` in a new process: the memory
+of passed checks (:mod:`crypto.remembered`) is emptied first, and after a game played here
+the audits run in a new process indeed (the game's heap would cost them its garbage
+collection). Without ``--transcript`` a 6-seat game of bots (verified shuffles, as
+``silkroad play``) is played first in a temporary folder, which takes about a minute on two
+cores; seat 0 plays in this process and audits its folder ahead as the game goes, as a
+seat's table screen does (:mod:`p2p.audit_ahead`), so the bench also times the audit at
+the game's end (``warm``) -- from the moment seat 0's table wrote its transcript (right
+after the last closing acknowledgement) to the verdict. Wired to ``silkroad bench audit``.
+The figures depend on the machine and its load: say which.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import asyncio
 import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -100,6 +103,17 @@ def run(path: Path, counts: list[int], repeat: int) -> dict[str, Any]:
     return out
 
 
+def _run_fresh(path: Path, workers: str, repeat: int) -> dict[str, Any]:
+    """:func:`run` in a new process, as ``silkroad audit FILE`` runs: the process that
+    played the game holds its heap (a million objects), whose garbage collection would
+    be timed with the cold audits."""
+    out = subprocess.run([sys.executable, "-m", "bench.audit_bench", "--transcript", str(path),
+                          "--workers", workers, "--repeat", str(repeat), "--json"],
+                         check=True, capture_output=True, text=True)
+    res: dict[str, Any] = json.loads(out.stdout)
+    return res
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: ``--transcript PATH``, ``--workers 1,2``, ``--repeat K``, ``--json``."""
     ap = argparse.ArgumentParser(prog="python -m bench.audit_bench", description=__doc__,
@@ -125,9 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         if path is None:
             print("playing a 6-seat game to audit…", file=sys.stderr)
             path, warm = make_game(Path(tmp), pace=a.pace)
-        res = run(path, counts, a.repeat)
-        if a.transcript is None:
+            res = _run_fresh(path, a.workers, a.repeat)
             res["warm"] = warm
+        else:
+            res = run(path, counts, a.repeat)
     if a.json:
         print(json.dumps(res, indent=2))
         return 0

@@ -48,9 +48,14 @@ def test_an_int_and_its_bytes_are_different_arguments() -> None:
     def check(x: object) -> None:
         seen.append(x)
 
-    for x in (1, b"\x01", "1", [1], (1,), True, None, [b"\x01"]):
+    args = (1, b"\x01", "1", [1], (1,), True, None, [b"\x01"], [(1,)], [[1]], 2**70,
+            -(2**70), [2**70], "\ud800", b"", "", [], ())
+    for x in args:
         check(x)
-    assert seen == [1, b"\x01", "1", [1], (1,), True, None, [b"\x01"]]
+    assert seen == list(args)
+    for x in args:  # each was remembered under its own key
+        check(x)
+    assert seen == list(args)
 
 
 @pytest.mark.parametrize("processes", [1, 2])

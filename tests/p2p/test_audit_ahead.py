@@ -6,6 +6,7 @@ game and for a file a cheater changed."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 import threading
 from collections.abc import Callable
@@ -145,3 +146,34 @@ def test_the_last_step_starts_a_pass_at_once_or_right_after_the_running_one(
         await ahead.settle()
 
     asyncio.run(go())
+
+
+def test_the_final_audit_runs_with_the_long_lived_objects_frozen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seat's process holds about a million objects by a game's end; the final audit
+    keeps them out of the collector's walks (gc.freeze) while it runs, and only then: two
+    audits at once unfreeze when the last one ends.  (The audit itself is a stand-in that
+    records what the collector saw: this is about the freeze.)"""
+    long_lived = [[k] for k in range(5000)]
+    seen: dict[str, int] = {}
+    first_ended = threading.Event()
+
+    def audit(path: Path) -> str:
+        seen[path.name] = gc.get_freeze_count()
+        if path.name == "b.silkroad":  # still running when the first audit ended
+            assert first_ended.wait(30)
+            seen["b-after-a"] = gc.get_freeze_count()
+        return path.name
+
+    monkeypatch.setattr(audit_ahead, "audit_game", audit)
+
+    async def go() -> None:
+        b = asyncio.ensure_future(AuditAhead(None).audit(tmp_path / "b.silkroad"))
+        assert await AuditAhead(None).audit(tmp_path / "a.silkroad") == "a.silkroad"
+        first_ended.set()
+        assert await b == "b.silkroad"
+
+    assert gc.get_freeze_count() == 0
+    asyncio.run(go())
+    assert min(seen.values()) >= len(long_lived), seen
+    assert gc.get_freeze_count() == 0  # nothing stays out of collection after the verdict
