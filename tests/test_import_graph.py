@@ -262,6 +262,22 @@ def test_cli_reaches_p2p_only_through_its_front_door() -> None:
     assert _around_the_door(_graph(hints=True)) == []
 
 
+def _table_reaches_the_engine(graph: dict[str, list[str]]) -> list[str]:
+    return [f"{m} imports {d}" for m, deps in sorted(graph.items())
+            if m == "p2p.table" or m.startswith("p2p.table.")
+            for d in deps if d.split(".")[0] == "engine"]
+
+
+def test_the_table_knows_its_game_only_through_the_game_interface() -> None:
+    """``p2p/table/`` imports nothing from ``engine`` (type hints included): it asks the
+    game (:mod:`p2p.protocol.table_game`) for rules, zones and the resolution script, so
+    another game would not change the table."""
+    assert _table_reaches_the_engine(_graph(hints=True)) == []
+    assert _table_reaches_the_engine({"p2p.table.loop": ["engine.rules", "p2p.store"],
+                                      "p2p.judge.engine_replay": ["engine.rules"]}) == \
+        ["p2p.table.loop imports engine.rules"]
+
+
 def test_the_part_checks_can_fail() -> None:
     """The checks above are not vacuous: made-up imports that break them are reported."""
     graph = {"p2p.judge.game_audit": ["p2p.table.loop"],

@@ -13,21 +13,19 @@ from __future__ import annotations
 
 import asyncio
 
-from engine.actions import Action
-from engine.view import PlayerView
-
+from ..protocol.table_game import Move, View
 from .setup import Agent, HumanDecider
 
 
-async def think_aside(agent: Agent, view: PlayerView, legal: list[Action]) -> Action:
+async def think_aside(agent: Agent, view: View, legal: list[Move]) -> Move:
     """``agent.choose`` on a frozen copy of ``view``, in a worker thread."""
-    frozen = PlayerView(view.state.copy(), view.seat, dict(view.hand))
+    frozen = view._replace(state=view.state.copy(), hand=dict(view.hand))
     return await asyncio.to_thread(agent.choose, frozen, list(legal))
 
 
 def thinking_aside(agent: Agent) -> HumanDecider:
     """``agent`` as an awaitable decider that thinks off the event loop."""
-    async def decide(view: PlayerView, legal: list[Action]) -> Action:
+    async def decide(view: View, legal: list[Move]) -> Move:
         return await think_aside(agent, view, legal)
 
     return decide

@@ -1,10 +1,11 @@
 """The lockstep table: one peer's engine and crypto session driven by signed envelopes.
 
-Every peer runs this same loop.  The engine state decides what happens next:
+Every peer runs this same loop.  The game's state decides what happens next (the table
+asks the game, :class:`p2p.protocol.table_game.TableGame`, never the engine's modules):
 
-* ``actors == (RESOLVER,)`` — every peer runs the same crypto op(s) in the same order (the
-  resolution script, :mod:`p2p.protocol.resolution`, driven by
-  :class:`p2p.table.resolver.NetResolver`) and turns the op results into the engine resolution;
+* the table's own step (``resolves``) — every peer runs the same crypto op(s) in the same
+  order (the game's resolution script, :mod:`p2p.protocol.resolution`, driven by
+  :class:`p2p.table.resolver.NetResolver`) and turns the op results into the resolution;
 * one seat acts — that seat's peer decides and broadcasts ``action [step, encoded action,
   state hash before]``; every peer takes the first envelope for that step *from the actor*
   (in the actor's chain order, so all peers pick the same one) that decodes and is legal;
@@ -42,14 +43,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from crypto.errors import CheatDetected, MalformedInput, ProtocolStateError
 from crypto.session import TokenSession
 from crypto.transcript import Envelope, Signer, TranscriptLog
-from engine.actions import RESOLVER, Action, VizierChoice, decode, encode
-from engine.game import new_game, scores, winners
-from engine.rules import actors, apply, is_simultaneous, legal_actions
-from engine.view import PlayerView
 
 from ..identity import Identity
 from ..net.handshake import PROTOCOL_VERSION
-from ..protocol.resolution import ActionRefused, OpCall, check_move, deal_mode
+from ..protocol.resolution import ActionRefused, OpCall, deal_mode
+from ..protocol.table_game import Move, View
 from ..protocol.wire import (
     ABORT_KIND,
     ACK_KIND,
@@ -66,7 +64,6 @@ from ..protocol.wire import (
     stop_body_ok,
     talk_problem,
 )
-from ..protocol.zones import COLOUR_OF, ZoneMap
 from ..sanitize import clean
 from ..store import GameStore, Secrets, StoreError
 from .aborts import Aborts
@@ -112,7 +109,7 @@ class LockstepTable:
                  store: GameStore | None, agent: Agent | None = None,
                  human: HumanDecider | None = None, *, stall_timeout: float = 5.0,
                  abandon_timeout: float = 60.0, elgamal_x: int | None = None,
-                 on_step: Callable[[LockstepTable, Action], None] | None = None) -> None:
+                 on_step: Callable[[LockstepTable, Move], None] | None = None) -> None:
         self.setup = setup
         self.me = setup.my_seat
         self.n = setup.players
@@ -137,12 +134,14 @@ class LockstepTable:
                              Ed25519PrivateKey.from_private_bytes(identity.to_bytes()))
         self.session = TokenSession(setup.game_id, self.n, self.me, lam=setup.lam,
                                     secret_key=elgamal_x)
+        self.game = game = setup.game
         self.config = setup.config()
-        self.state = new_game(self.config)
-        self.zones = ZoneMap(self.n)
+        self.state = game.new_state(self.config)
+        self.zones = game.new_zones(self.n)
         self.step = 0
         self.cursor = 0
-        self.resolver = NetResolver(self, deal_mode(setup.shuffle_mode, PROTOCOL_VERSION))
+        self.resolver = NetResolver(self, game,
+                                    deal_mode(setup.shuffle_mode, PROTOCOL_VERSION))
         self.outbox = Outbox(self.ctx, self.signer, self._dispatch)
         self.inbox = Inbox(self.ctx, self._dispatch,
                            lambda eq: self.accuser.equivocation(eq),
@@ -217,24 +216,19 @@ class LockstepTable:
 
     def hand(self) -> dict[int, int]:
         """Our private knowledge ``{handle: colour}`` of our own goods (from the ledger)."""
-        slots = self.session.ledger.hands[self.me]
-        out: dict[int, int] = {}
-        for h, slot in zip(self.zones.hands[self.me], slots, strict=False):
-            lab = slot.label()
-            if lab is not None:
-                out[h] = COLOUR_OF[lab]
-        return out
+        return self.game.hand(self.zones, self.me,
+                              [slot.label() for slot in self.session.ledger.hands[self.me]])
 
     def state_hash(self) -> bytes:
         return self.state.hash()
 
-    def applied_actions(self) -> list[Action]:
-        """Every engine action applied so far, in order: with :func:`engine.game.new_game`
-        of :attr:`config` it rebuilds the game up to here (a resumed UI retells it)."""
-        return [decode(e) for e in self._applied]
+    def applied_actions(self) -> list[Move]:
+        """Every move applied so far, in order: from the game's new state of
+        :attr:`config` they rebuild the game up to here (a resumed UI retells it)."""
+        return [self.game.decode(e) for e in self._applied]
 
-    def legal(self, seat: int) -> list[Action]:
-        return legal_actions(self.state, seat, self.hand())
+    def legal(self, seat: int) -> list[Move]:
+        return self.game.legal(self.state, seat, self.hand())
 
     def waiting_for(self) -> tuple[str, list[int]] | None:
         """What the table is waiting for now and which seats it awaits (for the UI)."""
@@ -345,8 +339,9 @@ class LockstepTable:
                 self.on_export(export)
             except Exception:  # a listener's bug must not lose the game's result
                 log.exception("the export listener failed")
-        return TableResult(self.state, self.state.hash(), scores(self.state),
-                           winners(self.state), wires, export, list(self.refusals), self.step,
+        return TableResult(self.state, self.state.hash(), self.game.scores(self.state),
+                           self.game.winners(self.state), wires, export, list(self.refusals),
+                           self.step,
                            list(self.step_times), list(self.applied_at), dict(self.decided_at))
 
     def _write_export(self, wires: list[bytes]) -> Path | None:
@@ -362,7 +357,7 @@ class LockstepTable:
         export all the same and say where (``stopped.export``, ``stopped.json``); returns
         ``stopped``, to raise.  A stop before the end leaves the folder alone: its audit
         (``silkroad audit FOLDER``) covers the part played."""
-        if self.store is None or actors(self.state):
+        if self.store is None or self.game.actors(self.state):
             return stopped
         try:
             stopped.export = self._write_export(self.log.wires())
@@ -375,33 +370,35 @@ class LockstepTable:
 
     # ================================================================ main loop
     async def _play(self) -> None:
+        game = self.game
         while True:
             # _hash_now is the hash of the state after the last step
             self._start = StepStart(self.step, self._hash_now, self.zones.copy(), self.cursor)
-            acts = actors(self.state)
+            acts = game.actors(self.state)
             if not acts:
                 break
             t0, c0 = time.perf_counter(), self.cursor
             self._think = 0.0
-            if acts[0] == RESOLVER or is_simultaneous(self.state):
+            resolves, simultaneous = game.resolves(self.state), game.simultaneous(self.state)
+            if resolves or simultaneous:
                 # diverged peers must never start different crypto ops (an op mismatch
                 # would blame an honest peer): confirm every outstanding ack round first
                 await self.acks.confirm(self.step)
-            if acts[0] == RESOLVER:
-                kind = f"resolve:{self.state.phase.name}"
+            if resolves:
+                kind = f"resolve:{game.step_kind(self.state)}"
                 a = await self.resolver.resolve(self.state, self.zones)
                 _settle_heap()
-            elif is_simultaneous(self.state):
+            elif simultaneous:
                 kind = "vizier"
-                a = await self.resolver.vizier(self.state, self.zones, acts)
+                a = await self.resolver.reveal(self.state, self.zones, acts)
                 _settle_heap()
             else:
-                kind = f"action:{self.state.phase.name}"
+                kind = f"action:{game.step_kind(self.state)}"
                 a = await self._player_step(acts[0])
             if not self._applied_in_place:
-                apply(self.state, a)
+                game.apply(self.state, a)
             self._applied_in_place = False
-            self._applied.append(encode(a))
+            self._applied.append(game.encode(a))
             self.applied_at.append(time.monotonic())
             for env in self.moves.by_step.pop(self.step, []):
                 raise await self.accuser.accuse(
@@ -409,11 +406,12 @@ class LockstepTable:
                     f"seat {env.sender} signed a second action for step {self.step}")
             self.step += 1
             if self.cursor != c0:  # only crypto ops move goods between zones
-                self.zones.check(self.state, [[s.public for s in self.session.ledger.hands[p]]
-                                              for p in range(self.n)])
+                game.check_zones(self.state, self.zones,
+                                 [[s.public for s in self.session.ledger.hands[p]]
+                                  for p in range(self.n)])
             self._hash_now = self.state.hash()
-            after = actors(self.state)
-            crypto_next = not after or after[0] == RESOLVER or is_simultaneous(self.state)
+            crypto_next = (not game.actors(self.state) or game.resolves(self.state)
+                           or game.simultaneous(self.state))
             await self.acks.fold(self.step, self._hash_now, crypto_next)
             self.step_times.append((kind, time.perf_counter() - t0 - self._think,
                                     self.cursor - c0, acts[0]))
@@ -435,16 +433,17 @@ class LockstepTable:
         self.done = True
 
     # ================================================================ decisions
-    async def decide(self) -> Action:
+    async def decide(self) -> Move:
         """Ask our bot or human for one of ``legal`` (think time is kept out of latencies)."""
         t0 = time.perf_counter()
         try:
-            view = PlayerView(self.state, self.me, self.hand())
-            return await self._decide(view, self.legal(self.me))
+            hand = self.hand()
+            view = self.game.view(self.state, self.me, hand)
+            return await self._decide(view, self.game.legal(self.state, self.me, hand))
         finally:
             self._think += time.perf_counter() - t0
 
-    async def _decide(self, view: PlayerView, legal: list[Action]) -> Action:
+    async def _decide(self, view: View, legal: list[Move]) -> Move:
         while True:
             if self.decider is None:
                 raise TableStopped(self.me, "no-agent", "nobody decides for our seat")
@@ -455,7 +454,7 @@ class LockstepTable:
             if self.human is None:
                 raise TableStopped(self.me, "bot-illegal", f"bot chose {a!r}")
 
-    async def _player_step(self, actor: int) -> Action:
+    async def _player_step(self, actor: int) -> Move:
         """Take the actor's move for this step.  The first action envelope for the step
         decides: anything else signed for it — from another seat, illegal, or a second
         one — is its signer's violation (the offline audit judges the same way)."""
@@ -464,7 +463,7 @@ class LockstepTable:
         if actor == self.me and step not in self.moves.mine:
             a = await self.decide()
             self.decided_at[step] = time.monotonic()
-            self.emit(ACTION_KIND, [step, encode(a), self._hash_now])
+            self.emit(ACTION_KIND, [step, self.game.encode(a), self._hash_now])
         await self.waiter.wait(lambda: bool(queue), f"the action of seat {actor}",
                                lambda: [actor])
         env = queue.pop(0)
@@ -482,7 +481,8 @@ class LockstepTable:
                             f"step {step}: the action's state hash differs from the one its "
                             "sender acknowledged")  # the audit's rule and words
         try:
-            a, self._applied_in_place = check_move(self.state, env.body[1], in_place=True)
+            a, self._applied_in_place = self.game.check_move(self.state, env.body[1],
+                                                             in_place=True)
         except ActionRefused as exc:
             raise await self.accuser.accuse(
                 step, env, "illegal-action",
@@ -497,9 +497,7 @@ class LockstepTable:
         op is new: a resumed peer's choice is already in its session)."""
         choice: list[int] = []
         if self.me in call.deciding and not self.op_started():
-            picked = await self.decide()
-            assert isinstance(picked, VizierChoice)
-            choice = self.zones.positions(self.me, picked.handles)
+            choice = self.game.choice_positions(self.zones, self.me, await self.decide())
         op = await self.op(lambda: call.start(self.session, choice), call.name)
         result: dict[str, Any] = op.result
         return result
@@ -650,8 +648,9 @@ class LockstepTable:
             self.log.add(w)
         processed = 0
         if secrets.snapshot is not None:
-            r = decode_snapshot(secrets.snapshot, self.me, self.config, self.setup.game_id,
-                                self.session.ops)  # keep op classes a test or tool installed
+            # keep op classes a test or tool installed
+            r = decode_snapshot(secrets.snapshot, self.me, self.game, self.config,
+                                self.setup.game_id, self.session.ops)
             self.session = r.session
             self._applied = r.applied
             self._start = r.start

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.state import GameState
+from ..protocol.table_game import State
 
 
 class TableStopped(Exception):
@@ -41,7 +41,7 @@ class Refusal:
 class TableResult:
     """The end of one peer's game."""
 
-    state: GameState
+    state: State
     state_hash: bytes
     scores: list[int]
     winners: list[int]

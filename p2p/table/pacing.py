@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from engine.actions import Action
-from engine.driver import Agent
-from engine.view import PlayerView
-
+from ..protocol.table_game import Move, View
 from .deciders import think_aside
-from .setup import HumanDecider
+from .setup import Agent, HumanDecider
 
 
 def paced(agent: Agent, delay: float) -> HumanDecider:
@@ -20,7 +17,7 @@ def paced(agent: Agent, delay: float) -> HumanDecider:
     ``Agent.choose`` would freeze everyone.  :class:`p2p.table.LockstepTable` awaits its
     ``human`` decider, so the paced bot is installed there; it thinks in a worker thread
     (:func:`p2p.table.deciders.think_aside`)."""
-    async def decide(view: PlayerView, legal: list[Action]) -> Action:
+    async def decide(view: View, legal: list[Move]) -> Move:
         await asyncio.sleep(delay)
         return await think_aside(agent, view, legal)
 

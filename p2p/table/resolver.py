@@ -1,10 +1,12 @@
 """The networked resolver: drives the resolution script (:mod:`p2p.protocol.resolution`) live.
 
-This is the table's counterpart of :class:`engine.dealer.LocalDealer`.  It answers the
-engine's :class:`engine.resolver.Resolver` questions — ``resolve`` a RESOLVER step,
-``check`` a player's hidden claims — as coroutines, because every answer is a crypto op
-that every peer runs together.  It reaches the table only through :class:`OpRunner`: start
-(or, on resume, re-find) the next op and await its result.
+This is the table's counterpart of :class:`engine.dealer.LocalDealer`: it settles the
+table's own steps and checks a player's hidden claims, as coroutines, because every answer
+is a crypto op that every peer runs together (it does not implement the engine's
+synchronous :class:`engine.resolver.Resolver`, which an omniscient dealer answers at once).
+The scripts are the game's (:class:`p2p.protocol.table_game.TableGame`); the resolver
+reaches the table only through :class:`OpRunner`: start (or, on resume, re-find) the next
+op and await its result.
 """
 
 from __future__ import annotations
@@ -14,12 +16,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from crypto.errors import CheatDetected
-from engine.actions import Action
-from engine.state import GameState
 
-from ..protocol import resolution
-from ..protocol.resolution import OpCall, Script
-from ..protocol.zones import ZoneMap
+from ..protocol.resolution import ClaimScript, OpCall, Script
+from ..protocol.table_game import Move, State, TableGame, Zones
 
 
 class OpRunner(Protocol):
@@ -56,20 +55,21 @@ def _unknown(_handle: int) -> int | None:
 class NetResolver:
     """Resolves engine steps and claims with crypto ops (see the module docstring)."""
 
-    def __init__(self, runner: OpRunner, mode: bool | str) -> None:
+    def __init__(self, runner: OpRunner, game: TableGame, mode: bool | str) -> None:
         """``mode`` is the deal's shuffle mode (:func:`p2p.protocol.resolution.deal_mode`)."""
         self.runner = runner
+        self.game = game
         self.mode = mode
 
-    async def resolve(self, s: GameState, zones: ZoneMap) -> Action:
-        """The resolution of a RESOLVER step."""
-        return await self._drive(resolution.resolve(s, zones, _unknown, self.mode))
+    async def resolve(self, s: State, zones: Zones) -> Move:
+        """The resolution of the table's own step."""
+        return await self._drive(self.game.resolve(s, zones, _unknown, self.mode))
 
-    async def vizier(self, s: GameState, zones: ZoneMap, deciding: tuple[int, ...]) -> Action:
-        """The resolution of a Grand Vizier step (every deciding seat's sealed choice)."""
-        return await self._drive(resolution.vizier(s, zones, deciding))
+    async def reveal(self, s: State, zones: Zones, deciding: tuple[int, ...]) -> Move:
+        """The resolution of a simultaneous step (every deciding seat's sealed choice)."""
+        return await self._drive(self.game.reveal(s, zones, deciding))
 
-    async def check(self, s: GameState, zones: ZoneMap, actor: int, a: Action) -> None:
+    async def check(self, s: State, zones: Zones, actor: int, a: Move) -> None:
         """Verify ``actor``'s hidden claims in ``a`` before it is applied.
 
         A claim's op runs inside a player's step, where no ack round precedes it: every
@@ -77,10 +77,10 @@ class NetResolver:
         that a bad proof or share in the op is attributable in the file too — the evidence
         rule (:mod:`p2p.judge.evidence`) names a seat only for what it did in a history it
         acknowledged."""
-        script = resolution.claims(s, zones, actor, a, _unknown)
+        script = self.game.claims(s, zones, actor, a, _unknown)
         await self._drive(script, self.runner.agree)
 
-    async def _drive(self, script: Script | resolution.ClaimScript,
+    async def _drive(self, script: Script | ClaimScript,
                      before: Callable[[], Awaitable[None]] | None = None) -> Any:
         try:
             call = next(script)

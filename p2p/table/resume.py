@@ -18,13 +18,9 @@ from typing import Any
 import msgpack
 
 from crypto.session import TokenSession
-from engine.actions import decode
-from engine.game import new_game
-from engine.rules import apply
-from engine.state import Config, GameState
 
 from ..protocol.ack_chain import chain_next, chain_start
-from ..protocol.zones import ZoneMap
+from ..protocol.table_game import Config, State, TableGame, Zones
 from .outcome import TableStopped
 
 SNAPSHOT_VERSION = 1
@@ -39,7 +35,7 @@ class StepStart:
 
     step: int
     state_hash: bytes
-    zones: ZoneMap
+    zones: Zones
     cursor: int
 
 
@@ -66,7 +62,7 @@ class Restored:
     the stored transcript must be completed with."""
 
     session: TokenSession
-    state: GameState
+    state: State
     start: StepStart
     applied: list[bytes]
     chain: bytes
@@ -75,7 +71,7 @@ class Restored:
     outgoing: list[bytes]
 
 
-def decode_snapshot(data: bytes, me: int, config: Config, game_id: bytes,
+def decode_snapshot(data: bytes, me: int, game: TableGame, config: Config, game_id: bytes,
                     op_classes: dict[str, Any]) -> Restored:
     """Parse our own snapshot and rebuild the session, the step start and the state at
     that start from it (raises :class:`TableStopped` naming us if it does not hold)."""
@@ -83,14 +79,14 @@ def decode_snapshot(data: bytes, me: int, config: Config, game_id: bytes,
     if not isinstance(snap, dict) or snap.get("v") != SNAPSHOT_VERSION:
         raise TableStopped(me, "resume", "secrets.bin holds no snapshot we can read")
     session = TokenSession.restore(snap["session"], op_classes=op_classes)
-    state = new_game(config)
+    state = game.new_state(config)
     chain = chain_start(game_id, state.hash())
     for enc in snap["actions"]:
-        apply(state, decode(enc))
+        game.apply(state, game.decode(enc))
         chain = chain_next(chain, state.hash())
     if state.hash() != snap["hash"]:
         raise TableStopped(me, "resume", "replayed actions do not give the snapshot's state")
-    zones = ZoneMap(config.players)
+    zones = game.new_zones(config.players)
     zones.bag, zones.hands = snap["zones"]
     start = StepStart(snap["step"], snap["hash"], zones, snap["cursor"])
     return Restored(session, state, start, list(snap["actions"]), chain, snap["processed"],

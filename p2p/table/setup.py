@@ -10,11 +10,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from crypto.shuffle import DEFAULT_LAMBDA
 from crypto.transcript import signing_key
-from engine.actions import Action
-from engine.state import Config
-from engine.view import PlayerView
 
 from ..game import DEFAULT_BOARD, GameParams, game_config
+from ..protocol.table_game import SILK_ROAD, Config, Move, TableGame, View
 
 
 class Transport(Protocol):
@@ -28,10 +26,10 @@ class Transport(Protocol):
 
 
 class Agent(Protocol):
-    def choose(self, view: PlayerView, legal: list[Action]) -> Action: ...
+    def choose(self, view: View, legal: list[Move]) -> Move: ...
 
 
-HumanDecider = Callable[[PlayerView, list[Action]], Awaitable[Action]]
+HumanDecider = Callable[[View, list[Move]], Awaitable[Move]]
 
 
 @dataclass
@@ -50,6 +48,8 @@ class TableSetup:
     #: the seat holding the leader pawn first (games 2.. of a series, :mod:`p2p.lobby.series`);
     #: None: the shared coin picks it
     first_leader: int | None = None
+    #: the game played (its rules, zones and resolution script: :mod:`p2p.protocol.table_game`)
+    game: TableGame = SILK_ROAD
 
     @property
     def players(self) -> int:

@@ -11,9 +11,9 @@ acks — a disagreement between seats' words — never names anybody.
 from __future__ import annotations
 
 from crypto.transcript import Envelope
-from engine.state import Config
 
 from ..judge.game_audit import UNFAIR, GameAuditReport, audit_wires
+from ..protocol.table_game import Config
 from ..sanitize import clean
 from .outcome import TableStopped
 from .setup import TableSetup
