@@ -43,9 +43,10 @@ class Inbox:
         self._dispatch = dispatch
         self._on_equivocation = on_equivocation
         self._on_violation = on_violation
-        #: envelopes held for a missing predecessor: sender -> seq -> (wire, via); at most
-        #: MAX_EARLY per sender, so one seat's flood never crowds out another's messages
-        self._early: dict[int, dict[int, tuple[bytes, int | None]]] = {}
+        #: envelopes held for a missing predecessor, verified already: sender -> seq ->
+        #: (envelope, via); at most MAX_EARLY per sender, so one seat's flood never crowds
+        #: out another's messages
+        self._early: dict[int, dict[int, tuple[Envelope, int | None]]] = {}
         #: per asker, how many envelopes of each sender we already sent it: a sync request
         #: is answered once per gap, never by queueing the same envelopes again
         self._served: dict[int, list[int]] = {}
@@ -150,16 +151,21 @@ class Inbox:
         for p in range(self.ctx.n):
             served[p] = max(start[p], len(self.ctx.log.by_sender.get(p, [])))
 
-    def accept(self, wire: bytes, via: int | None) -> None:
-        """Verify one envelope into the log (or hold it until its predecessor arrives)."""
+    def accept(self, wire: bytes, via: int | None, verified: Envelope | None = None) -> None:
+        """Verify one envelope into the log (or hold it until its predecessor arrives).
+        ``verified``: the envelope of ``wire``, parsed and signature-checked already (one
+        that was held), so it is not checked twice."""
         ctx = self.ctx
-        try:
-            sender, seq, kind = peek_header(wire)
-            if not 0 <= sender < ctx.n:
-                raise ValueError("unknown sender")
-        except Exception as exc:
-            ctx.refuse(via, f"malformed envelope: {exc!s:.80}")
-            return
+        if verified is not None:
+            sender, seq, kind = verified.sender, verified.seq, verified.kind
+        else:
+            try:
+                sender, seq, kind = peek_header(wire)
+                if not 0 <= sender < ctx.n:
+                    raise ValueError("unknown sender")
+            except Exception as exc:
+                ctx.refuse(via, f"malformed envelope: {exc!s:.80}")
+                return
         chain = ctx.log.by_sender.get(sender, [])
         if seq > len(chain) + MAX_EARLY:
             ctx.refuse(via, f"envelope {sender}/{seq} too far ahead; dropped")
@@ -176,7 +182,7 @@ class Inbox:
             self._hold(wire, via, sender, seq)
             return
         try:
-            env = ctx.log.add(wire, via=via)
+            env = ctx.log.add(wire, via=via) if verified is None else ctx.log.link(verified, via)
         except CheatDetected as exc:
             if isinstance(exc, Equivocation):
                 self._on_equivocation(exc)  # only we saw both: the others get the proof
@@ -193,7 +199,7 @@ class Inbox:
         if early:
             nxt = early.pop(seq + 1, None)
             if nxt is not None:
-                self.accept(*nxt)
+                self.accept(nxt[0].wire, nxt[1], nxt[0])
 
     def _refuse_unknown(self, wire: bytes, via: int | None) -> None:
         """An envelope of a kind no table sends: never stored (it could be large); if its
@@ -211,17 +217,17 @@ class Inbox:
         unverified bytes must not occupy memory."""
         ctx = self.ctx
         held = self._early.setdefault(sender, {})
-        if seq in held and held[seq][0] == wire:
+        if seq in held and held[seq][0].wire == wire:
             ctx.refusals.append(Refusal(via, f"replayed envelope {sender}/{seq}"))
             return
         try:
-            parse(wire, ctx.keys, ctx.setup.game_id, via)
+            env = parse(wire, ctx.keys, ctx.setup.game_id, via)
         except CheatDetected as exc:
             ctx.refuse(exc.culprit, f"{exc.rule}: {exc.detail}")
             return
         if seq in held:  # two validly signed envelopes for one slot, both early
-            proof = EquivocationProof(held[seq][0], wire)
+            proof = EquivocationProof(held[seq][0].wire, wire)
             self._on_equivocation(Equivocation(sender, proof,
                                                f"two different envelopes with seq {seq}"))
             return
-        held[seq] = (wire, via)  # at most MAX_EARLY per sender: accept() checks the window
+        held[seq] = (env, via)  # at most MAX_EARLY per sender: accept() checks the window

@@ -157,7 +157,6 @@ class LockstepTable:
         self.waiter.holding = lambda: self.aborts.judging() or self.acks.judging()
         self.accuser = Accuser(self.ctx, self.waiter, self.aborts, self.acks,
                                lambda: self.session, self._sync_all)
-        self._applied_in_place = False  # _player_step applied the action already
         self.closes = Closes(self.ctx, lambda k, b: self.emit(k, b), self.accuser.violation)
         self.moves = Moves(self.me, self.accuser)
         #: table talk (:mod:`.talk`); a screen sets ``talk.on_line``
@@ -384,6 +383,7 @@ class LockstepTable:
                 # diverged peers must never start different crypto ops (an op mismatch
                 # would blame an honest peer): confirm every outstanding ack round first
                 await self.acks.confirm(self.step)
+            applied = False  # a seat's move is applied while it is checked
             if resolves:
                 kind = f"resolve:{game.step_kind(self.state)}"
                 a = await self.resolver.resolve(self.state, self.zones)
@@ -394,10 +394,9 @@ class LockstepTable:
                 _settle_heap()
             else:
                 kind = f"action:{game.step_kind(self.state)}"
-                a = await self._player_step(acts[0])
-            if not self._applied_in_place:
+                a, applied = await self._player_step(acts[0])
+            if not applied:
                 game.apply(self.state, a)
-            self._applied_in_place = False
             self._applied.append(game.encode(a))
             self.applied_at.append(time.monotonic())
             for env in self.moves.by_step.pop(self.step, []):
@@ -454,10 +453,12 @@ class LockstepTable:
             if self.human is None:
                 raise TableStopped(self.me, "bot-illegal", f"bot chose {a!r}")
 
-    async def _player_step(self, actor: int) -> Move:
-        """Take the actor's move for this step.  The first action envelope for the step
-        decides: anything else signed for it — from another seat, illegal, or a second
-        one — is its signer's violation (the offline audit judges the same way)."""
+    async def _player_step(self, actor: int) -> tuple[Move, bool]:
+        """Take the actor's move for this step: the move, and whether checking it applied
+        it already (a move without hidden claims is checked by applying it).  The first
+        action envelope for the step decides: anything else signed for it — from another
+        seat, illegal, or a second one — is its signer's violation (the offline audit judges
+        the same way)."""
         step = self.step
         queue = self.moves.by_step.setdefault(step, [])
         if actor == self.me and step not in self.moves.mine:
@@ -481,14 +482,13 @@ class LockstepTable:
                             f"step {step}: the action's state hash differs from the one its "
                             "sender acknowledged")  # the audit's rule and words
         try:
-            a, self._applied_in_place = self.game.check_move(self.state, env.body[1],
-                                                             in_place=True)
+            a, applied = self.game.check_move(self.state, env.body[1], in_place=True)
         except ActionRefused as exc:
             raise await self.accuser.accuse(
                 step, env, "illegal-action",
                 f"seat {actor} signed an illegal action for step {step}: {exc}") from exc
         await self.resolver.check(self.state, self.zones, actor, a)
-        return a
+        return a, applied
 
     # ================================================================ crypto ops
     async def run_op(self, call: OpCall) -> dict[str, Any]:

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from crypto import transcript
 from crypto.transcript import Envelope, Equivocation, Signer, TranscriptLog
 from p2p.net.mesh import Received
 from p2p.protocol.wire import (
@@ -22,6 +24,7 @@ from p2p.protocol.wire import (
     sync_counts_ok,
 )
 from p2p.store import GameStore
+from p2p.table import inbox as inbox_module
 from p2p.table.context import TableContext
 from p2p.table.inbox import Inbox
 from p2p.table.outbox import Outbox
@@ -97,6 +100,29 @@ def test_inbox_takes_each_chain_in_order_and_holds_early_envelopes() -> None:
     inbox.accept(w[1], 1)  # a duplicate is refused, not dispatched again
     assert got == [(1, 0), (1, 1), (1, 2)]
     assert "replayed envelope 1/1" in ctx.refusals[-1].reason
+
+
+def test_an_early_envelope_is_verified_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held early, an envelope is parsed and its signature checked; released into the log
+    when its predecessor comes, it is not checked again."""
+    checked: list[bytes] = []
+
+    def counting(wire: object, *args: Any, **kwargs: Any) -> Envelope:
+        assert isinstance(wire, bytes)
+        checked.append(wire)
+        return real_parse(wire, *args, **kwargs)
+
+    real_parse = transcript.parse
+    monkeypatch.setattr(transcript, "parse", counting)
+    monkeypatch.setattr(inbox_module, "parse", counting)
+    ctx, signers, _t = _parts()
+    inbox = Inbox(ctx, lambda env: False, lambda eq: None, _no_violation)
+    w = [signers[1].sign("stop", ["r", str(i)]) for i in range(3)]
+    inbox.accept(w[2], 1)
+    inbox.accept(w[1], 1)
+    inbox.accept(w[0], 1)
+    assert [e.wire for e in ctx.log.entries] == w
+    assert sorted(checked) == sorted(w)  # each once
 
 
 def test_inbox_refuses_junk_and_forged_early_envelopes() -> None:
