@@ -383,7 +383,7 @@ class LockstepTable:
                 # diverged peers must never start different crypto ops (an op mismatch
                 # would blame an honest peer): confirm every outstanding ack round first
                 await self.acks.confirm(self.step)
-            applied = False  # a seat's move is applied while it is checked
+            applied, encoded = False, None  # a seat's move: applied while checked, signed
             if resolves:
                 kind = f"resolve:{game.step_kind(self.state)}"
                 a = await self.resolver.resolve(self.state, self.zones)
@@ -394,10 +394,10 @@ class LockstepTable:
                 _settle_heap()
             else:
                 kind = f"action:{game.step_kind(self.state)}"
-                a, applied = await self._player_step(acts[0])
+                a, applied, encoded = await self._player_step(acts[0])
             if not applied:
                 game.apply(self.state, a)
-            self._applied.append(game.encode(a))
+            self._applied.append(game.encode(a) if encoded is None else encoded)
             self.applied_at.append(time.monotonic())
             for env in self.moves.by_step.pop(self.step, []):
                 raise await self.accuser.accuse(
@@ -453,9 +453,10 @@ class LockstepTable:
             if self.human is None:
                 raise TableStopped(self.me, "bot-illegal", f"bot chose {a!r}")
 
-    async def _player_step(self, actor: int) -> tuple[Move, bool]:
-        """Take the actor's move for this step: the move, and whether checking it applied
-        it already (a move without hidden claims is checked by applying it).  The first
+    async def _player_step(self, actor: int) -> tuple[Move, bool, bytes]:
+        """Take the actor's move for this step: the move, whether checking it applied it
+        already (a move without hidden claims is checked by applying it), and its bytes as
+        the actor signed them (they decode to the move: not encoded again).  The first
         action envelope for the step decides: anything else signed for it — from another
         seat, illegal, or a second one — is its signer's violation (the offline audit judges
         the same way)."""
@@ -488,7 +489,7 @@ class LockstepTable:
                 step, env, "illegal-action",
                 f"seat {actor} signed an illegal action for step {step}: {exc}") from exc
         await self.resolver.check(self.state, self.zones, actor, a)
-        return a, applied
+        return a, applied, env.body[1]
 
     # ================================================================ crypto ops
     async def run_op(self, call: OpCall) -> dict[str, Any]:
