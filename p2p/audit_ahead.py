@@ -20,7 +20,7 @@ steps' checks instead of leaving them to the final audit.  The audit of the tran
 starts the moment the table wrote it, right after the last close.
 
 The final audit runs with the process's long-lived objects frozen (:func:`gc.freeze`,
-:func:`long_lived_frozen`): by a game's end a seat holds about a million of them (its
+held through :func:`p2p.heap.held`): by a game's end a seat holds about a million of them (its
 log, the states, the remembered checks), and the audit's own allocations (the whole file
 parsed) would trigger a full collection that walks them all: 0.65 s of a 1.1 s verdict,
 measured on a 6-seat game.  They are unfrozen when the audit ends, so nothing is kept
@@ -31,16 +31,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from crypto import remembered
 from engine.state import Phase
 
+from . import heap
 from .handle import TableHandle
 from .judge.game_audit import GameAuditReport, audit_folder, audit_game
 
@@ -145,7 +144,7 @@ class AuditAhead:
         await self.settle()
         settled = time.monotonic()
         try:
-            with long_lived_frozen():
+            with heap.held():
                 return await asyncio.to_thread(audit_game, path)
         finally:
             now = time.monotonic()
@@ -177,26 +176,6 @@ class AuditAhead:
     def remembered() -> dict[str, int]:
         """How the memory of passed checks stands (for benchmarks)."""
         return remembered.stats()
-
-
-_frozen = 0  # how many final audits hold the long-lived objects frozen (the event loop's)
-
-
-@contextlib.contextmanager
-def long_lived_frozen() -> Iterator[None]:
-    """Keep the objects alive now out of the garbage collector's walks within the block
-    (see the module): frozen by the first holder, unfrozen by the last.  Entered and left
-    on the event loop's thread."""
-    global _frozen
-    if _frozen == 0:
-        gc.freeze()
-    _frozen += 1
-    try:
-        yield
-    finally:
-        _frozen -= 1
-        if _frozen == 0:
-            gc.unfreeze()
 
 
 def _pass(folder: Path, stop: threading.Event) -> None:

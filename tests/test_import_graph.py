@@ -171,14 +171,14 @@ SUBPACKAGES = {
 }
 TOP_GROUPS = {
     "p2p": "p2p (leaves)", "p2p.errors": "p2p (leaves)", "p2p.sanitize": "p2p (leaves)",
-    "p2p.identity": "p2p (leaves)", "p2p.data": "p2p (leaves)",
+    "p2p.identity": "p2p (leaves)", "p2p.data": "p2p (leaves)", "p2p.heap": "p2p (leaves)",
     "p2p.game": "p2p.game", "p2p.store": "p2p.store",
     "cli": "cli (shared)", "cli.theme": "cli (shared)", "cli.screen": "cli (shared)",
     "cli.verdict": "cli (shared)", "cli.bots": "cli (shared)", "cli.lobby_app": "cli (shared)",
     "cli.main": "cli.main",
 }
 PART_MAY_IMPORT = {
-    # shared leaves: errors, the display-text sanitizer, a peer's keys
+    # shared leaves: errors, the display-text sanitizer, a peer's keys, the frozen heap
     "p2p (leaves)": set(),
     # transport knows no game, lobby, table or judge: it can be read as plain networking
     "p2p.net": {"p2p (leaves)"},

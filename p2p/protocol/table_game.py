@@ -134,8 +134,6 @@ class TableGame(Protocol):
 class SilkRoad:
     """Silk Road (the rules of ``engine/``) as a :class:`TableGame`."""
 
-    name = "silkroad"
-
     def new_state(self, config: Config) -> State:
         return new_game(config)
 

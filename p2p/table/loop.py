@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import time
 from collections.abc import Callable
@@ -44,6 +43,7 @@ from crypto.errors import CheatDetected, MalformedInput, ProtocolStateError
 from crypto.session import TokenSession
 from crypto.transcript import Envelope, Signer, TranscriptLog
 
+from .. import heap
 from ..identity import Identity
 from ..net.handshake import PROTOCOL_VERSION
 from ..protocol.resolution import ActionRefused, OpCall, deal_mode
@@ -88,19 +88,6 @@ log = logging.getLogger("p2p.table")
 RELAY_RESERVE = 100
 """Lines of the game's talk bound (per seat) a seat keeps for its own player: watchers'
 lines it relays stop short of them."""
-
-def _settle_heap() -> None:
-    """Move everything allocated so far out of the cyclic garbage collector's reach.
-
-    A crypto step leaves thousands of long-lived containers (decoded decks, proofs, log
-    entries); with them tracked, each full collection scanned the whole heap — 50 ms pauses
-    with six peers in one process, the worst plain-move latencies.  ``gc.freeze`` only
-    stops *scanning* them: reference counting still frees them when they die, so only
-    cyclic garbage that already exists is kept until :meth:`LockstepTable.run` ends, which calls
-    ``gc.unfreeze()`` so that a process playing many games (tests, a long session) frees
-    each one.  Called after each crypto step, i.e. a few dozen times per game."""
-    gc.freeze()
-
 
 class LockstepTable:
     """One peer of a lockstep game.  ``await run()`` plays to the end."""
@@ -290,6 +277,9 @@ class LockstepTable:
         its close would leave every other seat with a folder only: the file shows what
         each seat signed, and its audit says who acknowledged the end (naming no one)."""
         loop = asyncio.get_running_loop()
+        # the game's objects stay out of the collector's walks while it runs (p2p.heap)
+        frozen = contextlib.ExitStack()
+        frozen.enter_context(heap.held())
         pump = loop.create_task(self.inbox.pump())
         flusher = loop.create_task(self.outbox.flusher())
         stopped: TableStopped | None = None
@@ -328,7 +318,7 @@ class LockstepTable:
                     await task
             if self.store is not None:
                 self.store.close()
-            gc.unfreeze()  # the game's objects may be collected again (see _settle_heap)
+            frozen.close()  # the game's objects may be collected again
         if stopped is not None:
             raise self._export_stopped(stopped)
         wires = self.log.wires()
@@ -387,11 +377,11 @@ class LockstepTable:
             if resolves:
                 kind = f"resolve:{game.step_kind(self.state)}"
                 a = await self.resolver.resolve(self.state, self.zones)
-                _settle_heap()
+                heap.settle()  # a crypto step leaves thousands of long-lived objects
             elif simultaneous:
                 kind = "vizier"
                 a = await self.resolver.reveal(self.state, self.zones, acts)
-                _settle_heap()
+                heap.settle()
             else:
                 kind = f"action:{game.step_kind(self.state)}"
                 a, applied, encoded = await self._player_step(acts[0])
